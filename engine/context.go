@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// indianContext fills the India-specific part of the result.
+func (ev *evaluation) indianContext() {
+	ic := IndianContext{
+		State:                 ev.req.State,
+		Ethnicity:             ev.req.Ethnicity,
+		EndemicRisks:          []EndemicRisk{},
+		PopulationFrequencies: []PopulationFrequency{},
+		CommunityNotes:        []CommunityNote{},
+		TraditionalMedicine:   []HerbNote{},
+	}
+	if strings.TrimSpace(ev.req.State) != "" {
+		if st, ok := ev.kb.State(ev.req.State); ok {
+			ic.StateRecognised = true
+			ic.StateNormalised = st.Name
+			if ev.drug != nil {
+				for _, r := range st.Risks {
+					if contains(r.Drugs, ev.drug.Name) {
+						ic.EndemicRisks = append(ic.EndemicRisks, EndemicRisk{Risk: r.Risk, Disease: r.Disease, Drugs: r.Drugs, Note: r.Note})
+					}
+				}
+			}
+		} else {
+			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+				"state %q is not one of the 36 Indian states and union territories the knowledge covers; no state context was applied", ev.req.State))
+		}
+	}
+	if strings.TrimSpace(ev.req.Ethnicity) != "" {
+		cs := ev.kb.matchCommunities(ev.req.Ethnicity)
+		ic.EthnicityRecognised = len(cs) > 0
+		if !ic.EthnicityRecognised {
+			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+				"ethnicity %q matches no community of the knowledge; no community context was applied", ev.req.Ethnicity))
+		}
+		if ev.drug != nil {
+			genes := ev.drugGenes()
+			for _, c := range cs {
+				relevant := contains(c.Drugs, ev.drug.Name)
+				for _, g := range c.Genes {
+					relevant = relevant || contains(genes, g)
+				}
+				if relevant {
+					ic.CommunityNotes = append(ic.CommunityNotes, CommunityNote{Community: c.Name, Trait: c.Trait, Finding: c.Finding})
+				}
+			}
+		}
+	}
+	if ev.drug != nil {
+		genes := ev.drugGenes()
+		for _, v := range ev.kb.Variants {
+			if !contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
+				continue
+			}
+			ic.PopulationFrequencies = append(ic.PopulationFrequencies, PopulationFrequency{
+				Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
+				AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
+			})
+		}
+		for _, h := range ev.kb.Herbs {
+			if contains(h.Drugs, ev.drug.Name) {
+				ic.TraditionalMedicine = append(ic.TraditionalMedicine, HerbNote{
+					Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
+				})
+			}
+		}
+	}
+	ev.res.IndianContext = ic
+}
+
+// matchCommunities returns the communities whose name or alias shares a
+// word stem (four letters or more) with the ethnicity label: "Tamil"
+// matches "Tamilians".
+func (k *Knowledge) matchCommunities(ethnicity string) []*Community {
+	words := strings.Fields(normaliseKey(ethnicity))
+	if len(words) == 0 {
+		return nil
+	}
+	var out []*Community
+	for _, c := range k.idx.communities {
+		names := append([]string{c.Name}, c.Aliases...)
+		hit := false
+		for _, n := range names {
+			for _, cw := range strings.Fields(normaliseKey(n)) {
+				for _, w := range words {
+					if len(w) >= 4 && len(cw) >= 4 && (strings.HasPrefix(cw, w) || strings.HasPrefix(w, cw)) {
+						hit = true
+					}
+				}
+			}
+		}
+		if hit {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// alternatives lists the safer alternatives named by the matched
+// recommendations, re-checking each against the same genotype: one the
+// genotype makes HIGH is dropped with a warning.
+func (ev *evaluation) alternatives() {
+	seen := map[string]bool{}
+	for i, a := range ev.res.Alerts {
+		r := ev.matched[i]
+		if r == nil {
+			continue
+		}
+		_ = a
+		for _, name := range r.Alternatives {
+			if seen[name] || name == ev.drug.Name {
+				continue
+			}
+			seen[name] = true
+			alt := ev.req
+			alt.Drug = name
+			sub := ev.kb.evaluate(alt, false)
+			if !sub.DrugRecognised {
+				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{
+					Name: name,
+					Rationale: fmt.Sprintf("named by the %s recommendation for %s; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
+						r.Source, r.GuidelineName),
+				})
+				continue
+			}
+			if sub.OverallSeverity == "HIGH" && hasConfirmed(sub.Alerts) {
+				ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+					"%s is named as an alternative by the %s guideline but this genotype also makes it HIGH risk, so it is not suggested", name, r.Source))
+				continue
+			}
+			why := fmt.Sprintf("named by the %s recommendation (%s)", r.Source, r.GuidelineName)
+			switch {
+			case hasConfirmed(sub.Alerts):
+				why += fmt.Sprintf("; re-checked against this genotype: %s", sub.OverallSeverity)
+			case len(sub.Alerts) > 0:
+				why += "; its own pharmacogenes were not all genotyped (see a check of " + name + ")"
+			default:
+				why += "; re-checked against this genotype: no pharmacogenomic alert"
+			}
+			ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{Name: name, Rationale: why})
+		}
+	}
+}
+
+func hasConfirmed(as []Alert) bool {
+	for _, a := range as {
+		if a.Category == CategoryConfirmed && a.severity >= SeverityHigh {
+			return true
+		}
+	}
+	return false
+}
+
+func (ev *evaluation) completeness() DataCompleteness {
+	r := ev.req
+	dc := DataCompleteness{
+		GenotypeProvided:   len(r.Variants) > 0 || len(r.Diplotypes) > 0 || len(r.HLA) > 0 || len(r.GenesTested) > 0,
+		StateProvided:      strings.TrimSpace(r.State) != "",
+		EthnicityProvided:  strings.TrimSpace(r.Ethnicity) != "",
+		IndicationProvided: strings.TrimSpace(r.Indication) != "",
+		FieldsTotal:        4,
+	}
+	for _, b := range []bool{dc.GenotypeProvided, dc.StateProvided, dc.EthnicityProvided, dc.IndicationProvided} {
+		if b {
+			dc.FieldsPopulated++
+		}
+	}
+	return dc
+}
+
+// confidence applies the rule of DESIGN.md §3, decided here exactly:
+//
+//	high   – the drug is recognised, every gene that matters for it is
+//	         covered by the input, and either there is no alert or the top
+//	         alert is genotype-confirmed with evidence level 1A or 1B;
+//	low    – the drug is unknown, or no genotype was given and fewer than
+//	         two context fields (state, ethnicity, indication) were given;
+//	medium – otherwise.
+func (ev *evaluation) confidence() string {
+	dc := ev.res.DataCompleteness
+	ctx := dc.FieldsPopulated
+	if dc.GenotypeProvided {
+		ctx--
+	}
+	if ev.drug == nil || (!dc.GenotypeProvided && ctx < 2) {
+		return "low"
+	}
+	for _, a := range ev.res.Alerts {
+		if a.Category == CategoryUnknown {
+			return "medium"
+		}
+	}
+	if !dc.GenotypeProvided {
+		return "medium"
+	}
+	if len(ev.res.Alerts) == 0 {
+		return "high"
+	}
+	top := ev.res.Alerts[0]
+	if top.Category == CategoryConfirmed && (top.EvidenceLevel == "1A" || top.EvidenceLevel == "1B") {
+		return "high"
+	}
+	return "medium"
+}
+
+// citations adds one citation per supported field.
+func (ev *evaluation) citations() {
+	res := ev.res
+	cite := func(field, source, level, url string) {
+		if url == "" {
+			return // nothing to point at: the field stays uncited rather than cited falsely
+		}
+		res.SourceCitations = append(res.SourceCitations, Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
+	}
+	for i, a := range res.Alerts {
+		field := fmt.Sprintf("alerts[%d]", i)
+		if a.Guideline != nil {
+			src := a.GuidanceSource + " guideline: " + a.Guideline.Name
+			if r := ev.matched[i]; r != nil && r.Source == "DPWG" {
+				src += " (ClinPGx/PharmGKB annotation of the DPWG guideline, CC BY-SA 4.0)"
+			}
+			cite(field, src, a.EvidenceLevel, a.Guideline.URL)
+			if r := ev.matched[i]; r != nil {
+				for _, pmid := range r.PMIDs {
+					cite(field, "Guideline publication", "", "PMID:"+pmid)
+				}
+			}
+		}
+		if a.Variant != "" {
+			if tv, ok := ev.kb.TrackedVariant(a.Variant); ok {
+				if a.AFIndia != nil {
+					cite(field+".af_india", ev.sourceText(tv.SourceIDs, "india"), "", ev.sourceURL(tv.SourceIDs, "india"))
+				}
+				if a.AFGlobal != nil {
+					cite(field+".af_global", "1000 Genomes: "+tv.AFGlobalBasis, "", ev.sourceURL(tv.SourceIDs, "1kg"))
+				}
+			}
+		}
+		if a.Category == CategoryPopulationRisk {
+			cite(field, ev.sourceText(a.sourceIDs, ""), "", ev.sourceURL(a.sourceIDs, ""))
+		}
+	}
+	for i, alt := range res.SaferAlternatives {
+		for j, a := range res.Alerts {
+			if r := ev.matched[j]; r != nil && contains(r.Alternatives, alt.Name) {
+				cite(fmt.Sprintf("safer_alternatives[%d]", i), r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
+				break
+			}
+		}
+	}
+	if st, ok := ev.kb.State(ev.req.State); ok {
+		n := 0
+		for _, r := range st.Risks {
+			if ev.drug == nil || !contains(r.Drugs, ev.drug.Name) {
+				continue
+			}
+			cite(fmt.Sprintf("indian_context.endemic_risks[%d]", n), ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
+			n++
+		}
+	}
+	for i, pf := range res.IndianContext.PopulationFrequencies {
+		if tv, ok := ev.kb.TrackedVariant(pf.Variant); ok {
+			cite(fmt.Sprintf("indian_context.population_frequencies[%d]", i), ev.sourceText(tv.SourceIDs, "india"), "", ev.sourceURL(tv.SourceIDs, "india"))
+		}
+	}
+	ci := 0
+	for _, c := range ev.kb.matchCommunities(ev.req.Ethnicity) {
+		for _, n := range res.IndianContext.CommunityNotes {
+			if n.Community == c.Name && n.Finding == c.Finding {
+				cite(fmt.Sprintf("indian_context.community_notes[%d]", ci), ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))
+				ci++
+				break
+			}
+		}
+	}
+	hi := 0
+	for _, h := range ev.kb.Herbs {
+		if ev.drug != nil && contains(h.Drugs, ev.drug.Name) {
+			cite(fmt.Sprintf("indian_context.traditional_medicine[%d]", hi), ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
+			hi++
+		}
+	}
+}
+
+// sourceText names the sources of a row, preferring ids with prefix.
+func (ev *evaluation) sourceText(ids []string, prefer string) string {
+	var parts []string
+	for _, id := range sortPreferred(ids, prefer) {
+		if s, ok := ev.kb.Source(id); ok {
+			parts = append(parts, s.Title)
+		}
+		if len(parts) == 2 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return "knowledge row (no source title)"
+	}
+	return strings.Join(parts, " | ")
+}
+
+// sourceURL returns the first URL or PMID among a row's sources.
+func (ev *evaluation) sourceURL(ids []string, prefer string) string {
+	for _, id := range sortPreferred(ids, prefer) {
+		if s, ok := ev.kb.Source(id); ok {
+			if s.URL != "" {
+				return s.URL
+			}
+			if s.PMID != "" {
+				return "PMID:" + s.PMID
+			}
+		}
+	}
+	// No link in the source itself: name the knowledge source row, which
+	// GET /pgx/variants and knowledge/data/sources.json resolve.
+	if len(ids) > 0 {
+		return "pgxsafety-knowledge:source/" + ids[0]
+	}
+	return ""
+}
+
+func sortPreferred(ids []string, prefer string) []string {
+	out := append([]string{}, ids...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return prefer != "" && strings.HasPrefix(out[i], prefer) && !strings.HasPrefix(out[j], prefer)
+	})
+	return out
+}

@@ -1,0 +1,442 @@
+package engine_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
+)
+
+func kb(t testing.TB) *engine.Knowledge {
+	t.Helper()
+	k, err := knowledge.Default()
+	if err != nil {
+		t.Fatalf("load knowledge: %v", err)
+	}
+	return k
+}
+
+func f(v float64) *float64 { return &v }
+
+// check evaluates req and fails the test on a validation error.
+func check(t *testing.T, req engine.Request) engine.Result {
+	t.Helper()
+	res, err := engine.Evaluate(kb(t), req)
+	if err != nil {
+		t.Fatalf("Evaluate(%+v): %v", req, err)
+	}
+	return res
+}
+
+func confirmed(res engine.Result) []engine.Alert {
+	var out []engine.Alert
+	for _, a := range res.Alerts {
+		if a.Category == engine.CategoryConfirmed {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestMustShow covers the foundation issue's clinical cases, each from
+// rsIDs (with zygosity and genes_tested) and from diplotype or HLA input.
+func TestMustShow(t *testing.T) {
+	male := &engine.Patient{Sex: "male", AgeYears: f(54), MonthsOnDrug: f(0)}
+	type want struct {
+		gene, phenotype, severity, classification string
+		textContains                              string
+		alternatives                              []string
+	}
+	tests := []struct {
+		name string
+		req  engine.Request
+		want want
+	}{
+		{
+			name: "clopidogrel CYP2C19 *2/*2 from rsIDs, ACS/PCI",
+			req: engine.Request{Drug: "clopidogrel", Variants: []string{"rs12769205", "rs4244285"},
+				Zygosity:    map[string]engine.Zygosity{"rs12769205": engine.Hom, "rs4244285": engine.Hom},
+				GenesTested: []string{"CYP2C19"}, Indication: "acute coronary syndrome, PCI", Patient: male},
+			want: want{"CYP2C19", "Poor Metabolizer", "HIGH", "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
+		},
+		{
+			name: "clopidogrel CYP2C19 *2/*2 diplotype, ACS/PCI",
+			req:  engine.Request{Drug: "Clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}, Indication: "ACS with stent (PCI)"},
+			want: want{"CYP2C19", "Poor Metabolizer", "HIGH", "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
+		},
+		{
+			name: "carbamazepine HLA-B*15:02 positive, naive",
+			req:  engine.Request{Drug: "carbamazepine", HLA: map[string]string{"HLA-B*15:02": "positive"}, Patient: male},
+			want: want{"HLA-B", "HLA-B*15:02 positive", "HIGH", "Strong", "do not use carbamazepine", nil},
+		},
+		{
+			name: "azathioprine TPMT and NUDT15 poor from rsIDs",
+			req: engine.Request{Drug: "azathioprine", Variants: []string{"rs1800460", "rs1142345", "rs116855232"},
+				Zygosity:    map[string]engine.Zygosity{"rs1800460": engine.Hom, "rs1142345": engine.Hom, "rs116855232": engine.Hom},
+				GenesTested: []string{"TPMT", "NUDT15"}},
+			want: want{"TPMT", "Poor Metabolizer", "HIGH", "Strong", "non-thiopurine", nil},
+		},
+		{
+			name: "azathioprine TPMT *3A/*3A and NUDT15 *3/*3 diplotypes",
+			req:  engine.Request{Drug: "azathioprine", Diplotypes: map[string]string{"TPMT": "*3A/*3A", "NUDT15": "*3/*3"}},
+			want: want{"TPMT", "Poor Metabolizer", "HIGH", "Strong", "non-thiopurine", nil},
+		},
+		{
+			name: "fluorouracil DPYD c.1905+1G>A homozygous from rsID",
+			req: engine.Request{Drug: "fluorouracil", Variants: []string{"rs3918290"},
+				Zygosity: map[string]engine.Zygosity{"rs3918290": engine.Hom}, GenesTested: []string{"DPYD"}},
+			want: want{"DPYD", "Poor Metabolizer", "HIGH", "Strong", "Avoid use of 5-fluorouracil", nil},
+		},
+		{
+			name: "fluorouracil DPYD c.1905+1G>A homozygous diplotype",
+			req:  engine.Request{Drug: " Fluorouracil ", Diplotypes: map[string]string{"DPYD": "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)"}},
+			want: want{"DPYD", "Poor Metabolizer", "HIGH", "Strong", "Avoid use of 5-fluorouracil", nil},
+		},
+		{
+			name: "codeine CYP2D6 *4/*4 from rsID",
+			req: engine.Request{Drug: "codeine", Variants: []string{"rs3892097"},
+				Zygosity: map[string]engine.Zygosity{"rs3892097": engine.Hom}, GenesTested: []string{"CYP2D6"}},
+			want: want{"CYP2D6", "Poor Metabolizer", "HIGH", "Strong", "Avoid codeine", nil},
+		},
+		{
+			name: "codeine CYP2D6 *4/*4 diplotype",
+			req:  engine.Request{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": "*4/*4"}},
+			want: want{"CYP2D6", "Poor Metabolizer", "HIGH", "Strong", "Avoid codeine", nil},
+		},
+		{
+			name: "simvastatin SLCO1B1 rs4149056 homozygous",
+			req: engine.Request{Drug: "simvastatin", Variants: []string{"rs4149056"},
+				Zygosity: map[string]engine.Zygosity{"rs4149056": engine.Hom}, GenesTested: []string{"SLCO1B1"}},
+			want: want{"SLCO1B1", "Poor Function", "HIGH", "Strong", "alternative statin", nil},
+		},
+		{
+			name: "simvastatin SLCO1B1 *5/*5 diplotype",
+			req:  engine.Request{Drug: "simvastatin", Diplotypes: map[string]string{"SLCO1B1": "*5/*5"}},
+			want: want{"SLCO1B1", "Poor Function", "HIGH", "Strong", "alternative statin", nil},
+		},
+		{
+			name: "celecoxib CYP2C9 *3/*3 from rsID",
+			req: engine.Request{Drug: "celecoxib", Variants: []string{"rs1057910"},
+				Zygosity: map[string]engine.Zygosity{"rs1057910": engine.Hom}, GenesTested: []string{"CYP2C9"}},
+			want: want{"CYP2C9", "Poor Metabolizer", "", "Moderate", "25-50% of the lowest recommended starting dose", nil},
+		},
+		{
+			name: "celecoxib CYP2C9 *3/*3 diplotype",
+			req:  engine.Request{Drug: "celecoxib", Diplotypes: map[string]string{"CYP2C9": "*3/*3"}},
+			want: want{"CYP2C9", "Poor Metabolizer", "", "Moderate", "25-50% of the lowest recommended starting dose", nil},
+		},
+		{
+			name: "rasburicase G6PD deficient male from rsID",
+			req:  engine.Request{Drug: "rasburicase", Variants: []string{"rs5030868"}, GenesTested: []string{"G6PD"}, Patient: male},
+			want: want{"G6PD", "Deficient", "HIGH", "Strong", "Avoid use", nil},
+		},
+		{
+			name: "rasburicase G6PD deficient male diplotype",
+			req:  engine.Request{Drug: "rasburicase", Diplotypes: map[string]string{"G6PD": "A- 202A_376G"}, Patient: male},
+			want: want{"G6PD", "Deficient", "HIGH", "Strong", "Avoid use", nil},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := check(t, tt.req)
+			cs := confirmed(res)
+			if len(cs) == 0 {
+				t.Fatalf("no genotype-confirmed alert; alerts=%+v warnings=%v genotype=%+v", res.Alerts, res.Warnings, res.Genotype)
+			}
+			a := cs[0]
+			if a.Gene != tt.want.gene {
+				t.Errorf("gene = %q, want %q", a.Gene, tt.want.gene)
+			}
+			var phen []string
+			for _, g := range a.Genotype {
+				phen = append(phen, g.Phenotype)
+			}
+			if !contains(phen, tt.want.phenotype) {
+				t.Errorf("phenotypes %q do not include %q", phen, tt.want.phenotype)
+			}
+			if tt.want.severity != "" && a.Severity != tt.want.severity {
+				t.Errorf("severity = %s, want %s (basis: %s)", a.Severity, tt.want.severity, a.Recommendation)
+			}
+			if a.Severity != "HIGH" && a.Severity != "MODERATE" {
+				t.Errorf("severity = %s, want HIGH or MODERATE", a.Severity)
+			}
+			if a.Classification != tt.want.classification {
+				t.Errorf("classification = %q, want %q", a.Classification, tt.want.classification)
+			}
+			if !strings.Contains(a.Recommendation, tt.want.textContains) {
+				t.Errorf("recommendation %q does not contain %q", a.Recommendation, tt.want.textContains)
+			}
+			for _, alt := range tt.want.alternatives {
+				if !contains(a.Alternatives, alt) {
+					t.Errorf("alternatives %q lack %q", a.Alternatives, alt)
+				}
+			}
+			if a.Guideline == nil || a.Guideline.URL == "" || a.EvidenceLevel == "" {
+				t.Errorf("guideline/evidence missing: %+v %q", a.Guideline, a.EvidenceLevel)
+			}
+			if !citesField(res, "alerts[0]") {
+				t.Errorf("no citation for alerts[0]: %+v", res.SourceCitations)
+			}
+			if res.OverallSeverity != res.Alerts[0].Severity {
+				t.Errorf("overall_severity %s != top alert %s", res.OverallSeverity, res.Alerts[0].Severity)
+			}
+			if len(tt.req.Diplotypes) > 0 || len(tt.req.HLA) > 0 {
+				if a.Variant != "" {
+					t.Errorf("variant %q invented for diplotype/HLA input", a.Variant)
+				}
+			}
+		})
+	}
+}
+
+func citesField(res engine.Result, field string) bool {
+	for _, c := range res.SourceCitations {
+		if c.Field == field && c.URL != "" && c.Source != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNoFalseAlerts: a tested gene with no variant gives no HIGH/MODERATE
+// genotype-confirmed alert; a variant of an unrelated gene gives none for
+// the drug.
+func TestNoFalseAlerts(t *testing.T) {
+	tests := []struct {
+		name string
+		req  engine.Request
+	}{
+		{"clopidogrel, CYP2C19 tested, nothing found", engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Indication: "PCI"}},
+		{"clopidogrel, CYP2D6 variant only", engine.Request{Drug: "clopidogrel", Variants: []string{"rs3892097"}, Indication: "PCI"}},
+		{"simvastatin, SLCO1B1 tested", engine.Request{Drug: "simvastatin", GenesTested: []string{"SLCO1B1"}}},
+		{"codeine, CYP2C19 variant only", engine.Request{Drug: "codeine", Variants: []string{"rs4244285"}}},
+		{"fluorouracil, DPYD tested", engine.Request{Drug: "fluorouracil", GenesTested: []string{"DPYD"}}},
+		{"azathioprine, TPMT and NUDT15 tested", engine.Request{Drug: "azathioprine", GenesTested: []string{"TPMT", "NUDT15"}}},
+		{"carbamazepine, HLA-B*15:02 negative and HLA-A*31:01 negative", engine.Request{Drug: "carbamazepine", HLA: map[string]string{"HLA-B*15:02": "negative", "HLA-A*31:01": "negative"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := check(t, tt.req)
+			for _, a := range confirmed(res) {
+				if a.Severity == "HIGH" || a.Severity == "MODERATE" {
+					t.Errorf("unexpected %s alert for %s: %s", a.Severity, a.Gene, a.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestPreTest: an untested level-A gene gives a genotype-unknown alert
+// that recommends a test.
+func TestPreTest(t *testing.T) {
+	res := check(t, engine.Request{Drug: "clopidogrel", State: "Tamil Nadu"})
+	var found bool
+	for _, a := range res.Alerts {
+		if a.Category == engine.CategoryUnknown && a.Gene == "CYP2C19" {
+			found = true
+			if !a.TestRecommended {
+				t.Error("test_recommended false")
+			}
+			// CYP2C19 no-function alleles are common in India (*2 ≈ 0.36).
+			if a.Severity != "MODERATE" {
+				t.Errorf("severity %s, want MODERATE", a.Severity)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no genotype-unknown CYP2C19 alert: %+v", res.Alerts)
+	}
+	if res.Confidence == "high" {
+		t.Error("confidence high without a genotype")
+	}
+}
+
+func TestUnknownDrug(t *testing.T) {
+	res := check(t, engine.Request{Drug: "clopidogrl"})
+	if res.DrugRecognised || res.Sensitivity != "none" {
+		t.Errorf("drug_recognised=%v sensitivity=%s", res.DrugRecognised, res.Sensitivity)
+	}
+	if !contains(res.DidYouMean, "clopidogrel") {
+		t.Errorf("did_you_mean = %v", res.DidYouMean)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[len(res.Warnings)-1], "does not mean it is safe") {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		req    engine.Request
+		fields []string
+	}{
+		{"no drug", engine.Request{}, []string{"drug"}},
+		{"bad rsid", engine.Request{Drug: "codeine", Variants: []string{"rs123", "rsABC", "12345"}}, []string{"variants[1]", "variants[2]"}},
+		{"bad zygosity", engine.Request{Drug: "codeine", Variants: []string{"rs1"}, Zygosity: map[string]engine.Zygosity{"rs1": "double"}}, []string{"zygosity.rs1"}},
+		{"zygosity for absent variant", engine.Request{Drug: "codeine", Zygosity: map[string]engine.Zygosity{"rs1": "hom"}}, []string{"zygosity.rs1"}},
+		{"unknown gene", engine.Request{Drug: "codeine", Diplotypes: map[string]string{"CYP9Z9": "*1/*1"}}, []string{"diplotypes.CYP9Z9"}},
+		{"unknown allele", engine.Request{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": "*1/*999"}}, []string{"diplotypes.CYP2D6"}},
+		{"bad hla", engine.Request{Drug: "abacavir", HLA: map[string]string{"B5701": "yes"}}, []string{"hla.B5701"}},
+		{"bad sex", engine.Request{Drug: "abacavir", Patient: &engine.Patient{Sex: "x"}}, []string{"patient.sex"}},
+		{"unknown tested gene", engine.Request{Drug: "abacavir", GenesTested: []string{"FOO"}}, []string{"genes_tested[0]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := engine.Evaluate(kb(t), tt.req)
+			var ve *engine.ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, engine.ErrInvalid) {
+				t.Fatalf("err = %v, want ValidationError", err)
+			}
+			var got []string
+			for _, fe := range ve.Fields {
+				got = append(got, fe.Field)
+			}
+			if diff := cmp.Diff(tt.fields, got); diff != "" {
+				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAmbiguousPhase: TPMT rs1800460 and rs1142345 both heterozygous can
+// be *1/*3A or *3B/*3C; the most severe (poor metabolizer) applies.
+func TestAmbiguousPhase(t *testing.T) {
+	res := check(t, engine.Request{Drug: "azathioprine", Variants: []string{"rs1800460", "rs1142345"},
+		Zygosity:    map[string]engine.Zygosity{"rs1800460": engine.Het, "rs1142345": engine.Het},
+		GenesTested: []string{"TPMT", "NUDT15"}})
+	var diplotypes []string
+	for _, g := range res.Genotype {
+		if g.Gene == "TPMT" {
+			diplotypes = append(diplotypes, g.Diplotype)
+		}
+	}
+	if !contains(diplotypes, "*1/*3A") || !contains(diplotypes, "*3B/*3C") {
+		t.Fatalf("TPMT diplotypes = %v, want *1/*3A and *3B/*3C", diplotypes)
+	}
+	a := confirmed(res)
+	if len(a) == 0 || a[0].Severity != "HIGH" {
+		t.Fatalf("want HIGH for the poor-metabolizer reading, got %+v", a)
+	}
+	if !strings.Contains(strings.Join(a[0].Assumptions, " "), "phase is unknown") {
+		t.Errorf("ambiguity not flagged: %v", a[0].Assumptions)
+	}
+}
+
+// TestBareRsID: rs4244285 alone still reads as CYP2C19*2, at least one
+// copy, with the assumptions listed; CYP2D6 normal status is never called
+// from rsIDs.
+func TestBareRsID(t *testing.T) {
+	res := check(t, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}, Indication: "PCI"})
+	var got []string
+	for _, g := range res.Genotype {
+		got = append(got, g.Gene+" "+g.Diplotype+" "+g.Phenotype)
+	}
+	if diff := cmp.Diff([]string{"CYP2C19 *1/*2 Intermediate Metabolizer"}, got); diff != "" {
+		t.Errorf("genotype (-want +got):\n%s", diff)
+	}
+	a := confirmed(res)
+	if len(a) == 0 || a[0].Variant != "rs4244285" || a[0].StarAllele != "*2" {
+		t.Fatalf("alert = %+v", a)
+	}
+	joined := strings.Join(a[0].Assumptions, "\n")
+	for _, s := range []string{"assumed heterozygous", "not in genes_tested", "rs12769205"} {
+		if !strings.Contains(joined, s) {
+			t.Errorf("assumptions lack %q:\n%s", s, joined)
+		}
+	}
+
+	res = check(t, engine.Request{Drug: "codeine", GenesTested: []string{"CYP2D6"}})
+	for _, g := range res.Genotype {
+		if g.Gene == "CYP2D6" && (g.Phenotype == "Normal Metabolizer" || g.Phenotype == "Ultrarapid Metabolizer") {
+			t.Errorf("CYP2D6 %s called from rsIDs", g.Phenotype)
+		}
+	}
+}
+
+func TestG6PDFemaleHeterozygous(t *testing.T) {
+	res := check(t, engine.Request{Drug: "rasburicase", Variants: []string{"rs5030868"}, GenesTested: []string{"G6PD"},
+		Patient: &engine.Patient{Sex: "female"}})
+	var phen []string
+	for _, g := range res.Genotype {
+		phen = append(phen, g.Phenotype)
+	}
+	if !contains(phen, "Variable") {
+		t.Errorf("phenotypes = %v, want Variable", phen)
+	}
+}
+
+// TestDiplotypeTable checks every row of CPIC's diplotype → phenotype
+// table (knowledge/testdata copy of data/pgx/diplotype_phenotype.csv)
+// against the engine's phenotype code.
+func TestDiplotypeTable(t *testing.T) {
+	k := kb(t)
+	fh, err := os.Open("../knowledge/testdata/diplotype_phenotype.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(bufio.NewReader(zr))
+	header, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	rows, failures := 0, 0
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows++
+		gene, dip := rec[col["gene"]], rec[col["diplotype"]]
+		alleles, err := k.ParseDiplotype(gene, dip)
+		if err == nil && rec[col["n_alleles"]] == "2" && len(alleles) == 1 {
+			alleles = []string{dip, dip} // cannot happen for a real pair; keeps the count honest
+		}
+		var call engine.PhenotypeCall
+		if err == nil {
+			call, err = k.Phenotype(gene, alleles...)
+		}
+		if err != nil || call.Phenotype != rec[col["phenotype"]] || call.ActivityScore != rec[col["activity_score"]] || call.LookupKey != rec[col["cpic_lookup_key"]] {
+			failures++
+			if failures <= 20 {
+				t.Errorf("%s %s: got (%q, %q, %q, %v), want (%q, %q, %q)", gene, dip, call.Phenotype, call.ActivityScore, call.LookupKey, err,
+					rec[col["phenotype"]], rec[col["activity_score"]], rec[col["cpic_lookup_key"]])
+			}
+		}
+	}
+	if rows < 50000 {
+		t.Errorf("only %d rows read", rows)
+	}
+	if failures > 0 {
+		t.Errorf("%d of %d rows disagree", failures, rows)
+	}
+}

@@ -1,0 +1,743 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Evaluate answers one request from the knowledge alone. It is pure and
+// deterministic: the same knowledge and request give the same result.
+func Evaluate(kb *Knowledge, req Request) (Result, error) {
+	if err := kb.Validate(req); err != nil {
+		return Result{}, err
+	}
+	return kb.evaluate(req, true), nil
+}
+
+// evaluation carries the intermediate state of one evaluation.
+type evaluation struct {
+	kb   *Knowledge
+	req  Request
+	drug *Drug
+	gt   *Genotype
+	res  *Result
+	// matched holds the recommendations that produced alerts, per alert.
+	matched map[int]*Recommendation
+}
+
+func (k *Knowledge) evaluate(req Request, withAlternatives bool) Result {
+	res := Result{
+		Drug:                 req.Drug,
+		DrugNormalised:       NormaliseDrugName(req.Drug),
+		Alerts:               []Alert{},
+		SaferAlternatives:    []Alternative{},
+		SourceCitations:      []Citation{},
+		Genotype:             []GenotypeCall{},
+		UnrecognisedVariants: []string{},
+		Warnings:             []string{},
+		GroundingContract:    GroundingContract,
+		KnowledgeVersion:     k.Version.Label,
+		Sensitivity:          "none",
+	}
+	ev := &evaluation{kb: k, req: req, res: &res, matched: map[int]*Recommendation{}}
+	ev.gt = k.InterpretGenotype(req)
+	res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
+	res.Warnings = append(res.Warnings, ev.gt.Warnings...)
+	if len(ev.gt.Unrecognised) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"%d variant(s) are not in any CPIC allele definition or the tracked panel and were not used: %s",
+			len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
+	}
+	res.Genotype = ev.genotypeCalls()
+
+	d, ok := k.Drug(req.Drug)
+	if ok {
+		ev.drug = d
+		res.DrugRecognised = true
+		res.DrugNormalised = d.Name
+		res.Sensitivity = d.Sensitivity
+		ev.genotypeAlerts()
+		ev.preTestAlerts()
+	} else {
+		res.DidYouMean = k.didYouMean(req.Drug)
+		msg := fmt.Sprintf("drug %q is not covered by the knowledge: no pharmacogenomic guidance was checked, which does not mean it is safe", req.Drug)
+		if len(res.DidYouMean) > 0 {
+			msg += "; did you mean " + strings.Join(res.DidYouMean, " or ") + "?"
+		}
+		res.Warnings = append(res.Warnings, msg)
+	}
+	ev.indianContext()
+	ev.populationAlerts()
+	sortAlerts(res.Alerts)
+	if withAlternatives {
+		ev.alternatives()
+	}
+	res.OverallSeverity = SeverityNone.String()
+	if len(res.Alerts) > 0 {
+		res.OverallSeverity = res.Alerts[0].Severity
+	}
+	res.DataCompleteness = ev.completeness()
+	res.Confidence = ev.confidence()
+	ev.citations()
+	return res
+}
+
+// genotypeCalls lists the interpreted genes for the response.
+func (ev *evaluation) genotypeCalls() []GenotypeCall {
+	var out []GenotypeCall
+	for _, gg := range ev.gt.Genes {
+		if gg == nil {
+			continue
+		}
+		if gg.Uncallable != "" {
+			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Not callable"})
+			continue
+		}
+		for _, d := range gg.Diplotypes {
+			out = append(out, GenotypeCall{Gene: gg.Gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
+		}
+	}
+	for allele, pos := range ev.gt.HLA {
+		status := "negative"
+		if pos {
+			status = "positive"
+		}
+		gene, name, _ := strings.Cut(allele, "*")
+		out = append(out, GenotypeCall{Gene: gene, Diplotype: "*" + name, Phenotype: "*" + name + " " + status})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Gene != out[j].Gene {
+			return out[i].Gene < out[j].Gene
+		}
+		return out[i].Diplotype < out[j].Diplotype
+	})
+	if out == nil {
+		out = []GenotypeCall{}
+	}
+	return out
+}
+
+// drugGenes returns the genes that matter for the drug: every gene of its
+// recommendation rows and of its CPIC pairs at level A, A/B or B.
+func (ev *evaluation) drugGenes() []string {
+	set := map[string]bool{}
+	for _, r := range ev.kb.RecommendationsFor(ev.drug.Name) {
+		for _, g := range r.Genes {
+			set[g] = true
+		}
+	}
+	for _, p := range ev.drug.Pairs {
+		if p.CPICLevel == "A" || p.CPICLevel == "A/B" || p.CPICLevel == "B" {
+			set[p.Gene] = true
+		}
+	}
+	if ev.drug.Name == "warfarin" && ev.kb.Warfarin != nil {
+		for _, g := range ev.kb.Warfarin.Genes {
+			if _, ok := ev.kb.Gene(g); ok {
+				set[g] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for g := range set {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (ev *evaluation) pair(gene string) *DrugPair {
+	for i := range ev.drug.Pairs {
+		if ev.drug.Pairs[i].Gene == gene {
+			return &ev.drug.Pairs[i]
+		}
+	}
+	return nil
+}
+
+// lookupValues returns, for one gene, the values the patient can match in
+// a recommendation's lookup: one per consistent diplotype, "No Result"
+// when nothing is known.
+func (ev *evaluation) lookupValues(gene, recKey, recType string) []string {
+	if recType == "allele_status" || recType == "no_result" && strings.HasPrefix(gene, "HLA-") {
+		// recKey is "*15:02 positive"; find the allele the row is about.
+		allele, _, _ := strings.Cut(recKey, " ")
+		if pos, ok := ev.gt.HLA[gene+allele]; ok {
+			if pos {
+				return []string{allele + " positive"}
+			}
+			return []string{allele + " negative"}
+		}
+		return []string{"No Result"}
+	}
+	gg := ev.gt.Genes[gene]
+	if gg == nil || gg.Uncallable != "" || len(gg.Diplotypes) == 0 {
+		return []string{"No Result"}
+	}
+	var out []string
+	for _, d := range gg.Diplotypes {
+		out = append(out, d.Call.LookupKey)
+	}
+	return out
+}
+
+// populations chooses the recommendation populations that apply to the
+// request. When context cannot decide, every population is evaluated and
+// the most severe answer is used (and the response says so).
+func (ev *evaluation) populations(recs []*Recommendation) (pops []string, note string) {
+	set := map[string]bool{}
+	for _, r := range recs {
+		set[r.Population] = true
+	}
+	all := make([]string, 0, len(set))
+	for p := range set {
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	if len(all) <= 1 {
+		return all, ""
+	}
+	ind := strings.ToLower(ev.req.Indication)
+	var age, months *float64
+	if p := ev.req.Patient; p != nil {
+		age, months = p.AgeYears, p.MonthsOnDrug
+	}
+	pick := func(p, why string) ([]string, string) {
+		if set[p] {
+			return []string{p}, fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		}
+		return all, ""
+	}
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(ind, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case set["CVI ACS PCI"]: // clopidogrel
+		switch {
+		case has("acs", "acute coronary", "pci", "percutaneous", "stent", "myocardial infarction", "stemi", "nstemi", "unstable angina"):
+			return pick("CVI ACS PCI", "the indication (acute coronary syndrome or PCI)")
+		case has("stroke", "tia", "transient ischaemic", "transient ischemic", "neurovascular", "cerebrovascular", "carotid", "intracranial"):
+			return pick("NVI", "the indication (neurovascular)")
+		case has("coronary", "cardiac", "cardiovascular", "peripheral arter", "pad", "angina", "atrial"):
+			return pick("CVI non-ACS non-PCI", "the indication (cardiovascular, neither ACS nor PCI)")
+		}
+	case set["adults"] && set["pediatrics"]:
+		if age != nil {
+			if *age >= 18 {
+				return pick("adults", "the patient's age (18 or over)")
+			}
+			return pick("pediatrics", "the patient's age (under 18)")
+		}
+	case set["PHT naive"], set["CBZ naive"], set["OXC naive"]:
+		if months != nil {
+			for _, p := range all {
+				naive := strings.Contains(p, "naive")
+				long := strings.Contains(p, ">3")
+				if *months == 0 && naive || *months > 3 && long {
+					return pick(p, "the months already on the drug")
+				}
+			}
+		}
+	}
+	return all, fmt.Sprintf("the context does not say which guideline population applies (%s); every one was evaluated and the most severe recommendation is shown", strings.Join(quoteEach(all), ", "))
+}
+
+func quoteEach(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		if s == "" {
+			s = "general"
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// recSeverity grades a recommendation (DESIGN.md §3): HIGH when it says to
+// avoid the drug or use an alternative, MODERATE for a dose change or a
+// conditional change, none otherwise.
+func recSeverity(r *Recommendation) Severity {
+	switch r.Actionability {
+	case "yes":
+		if r.AlternateDrug {
+			return SeverityHigh
+		}
+		for _, b := range r.Basis {
+			switch b {
+			case "text:Avoid", "text:alternative", "text:do not use", "text:contraindicat", "text:not recommended":
+				return SeverityHigh
+			}
+		}
+		return SeverityModerate
+	case "conditional":
+		return SeverityModerate
+	}
+	return SeverityNone
+}
+
+// matchRecs returns the recommendation rows of one population that match
+// the patient, one per consistent combination of lookup values.
+func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) []*Recommendation {
+	var out []*Recommendation
+	for _, r := range recs {
+		if r.Population != pop {
+			continue
+		}
+		ok := true
+		for _, g := range r.Genes {
+			vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+			found := false
+			for _, v := range vals {
+				if v == r.Lookup[g] {
+					found = true
+				}
+			}
+			if !found {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// informative reports whether a matched row says anything about the
+// patient's genotype (at least one gene is not "No Result").
+func informative(r *Recommendation) bool {
+	for _, g := range r.Genes {
+		if r.Lookup[g] != "No Result" {
+			return true
+		}
+	}
+	return false
+}
+
+func (ev *evaluation) genotypeAlerts() {
+	recs := ev.kb.RecommendationsFor(ev.drug.Name)
+	if ev.drug.Name == "warfarin" && ev.kb.Warfarin != nil {
+		ev.warfarinAlerts()
+		return
+	}
+	pops, popNote := ev.populations(recs)
+	var best *Recommendation
+	bestSev := Severity(-1)
+	ambiguous := false
+	for _, p := range pops {
+		for _, r := range ev.matchRecs(recs, p) {
+			if !informative(r) {
+				continue
+			}
+			s := recSeverity(r)
+			if best != nil && s == bestSev && r.Text != best.Text {
+				ambiguous = true
+			}
+			if s > bestSev {
+				best, bestSev = r, s
+			}
+		}
+	}
+	if best == nil {
+		return
+	}
+	if bestSev == SeverityNone {
+		// Genotype matched a row that needs no change: no alert, but say
+		// what was checked.
+		ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+			"%s: the genotype matches a %s recommendation that needs no change: %s", ev.drug.Name, best.Source, firstSentence(best.Text)))
+		return
+	}
+	a := ev.alertFor(best, bestSev)
+	if popNote != "" && len(pops) > 1 {
+		a.Assumptions = append(a.Assumptions, popNote)
+	} else if popNote != "" {
+		a.Assumptions = append(a.Assumptions, popNote)
+	}
+	if ambiguous {
+		a.Assumptions = append(a.Assumptions, "more than one recommendation row fits the input; the most severe is shown")
+	}
+	ev.matched[len(ev.res.Alerts)] = best
+	ev.res.Alerts = append(ev.res.Alerts, a)
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// alertFor builds the genotype-confirmed alert of a matched row.
+func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
+	a := Alert{
+		Severity:       sev.String(),
+		SeverityScore:  int(sev),
+		severity:       sev,
+		Category:       CategoryConfirmed,
+		Action:         r.Text,
+		Recommendation: r.Text,
+		Classification: r.Classification,
+		Population:     r.Population,
+		Alternatives:   append([]string{}, r.Alternatives...),
+		Guideline:      &Guideline{Name: r.GuidelineName, URL: r.GuidelineURL},
+		GuidanceSource: r.Source,
+		Assumptions:    []string{},
+	}
+	// The primary gene is the first whose value is not normal/No Result.
+	primary := ""
+	for _, g := range r.Genes {
+		v := r.Lookup[g]
+		if v == "No Result" {
+			continue
+		}
+		if primary == "" {
+			primary = g
+		}
+		if !strings.Contains(strings.ToLower(v), "normal") && !strings.HasSuffix(v, "negative") && v != "2.0" {
+			primary = g
+			break
+		}
+	}
+	a.Gene = primary
+	if p := ev.pair(primary); p != nil {
+		a.EvidenceLevel = p.EvidenceLevel
+	}
+	var phen []string
+	for _, g := range r.Genes {
+		v := r.Lookup[g]
+		if v == "No Result" {
+			continue
+		}
+		call := GenotypeCall{Gene: g}
+		if gg := ev.gt.Genes[g]; gg != nil {
+			for _, d := range gg.Diplotypes {
+				if d.Call.LookupKey == v {
+					call.Diplotype, call.Phenotype, call.ActivityScore = d.String(), d.Call.Phenotype, d.Call.ActivityScore
+					break
+				}
+			}
+			a.Assumptions = append(a.Assumptions, gg.Assumptions...)
+		} else {
+			call.Phenotype = g + v
+		}
+		a.Genotype = append(a.Genotype, call)
+		if call.Diplotype != "" {
+			phen = append(phen, fmt.Sprintf("%s %s (%s)", g, call.Phenotype, call.Diplotype))
+		} else {
+			phen = append(phen, call.Phenotype)
+		}
+		if imp := r.Implications[g]; imp != "" && imp != "n/a" {
+			a.Implications = append(a.Implications, g+": "+imp)
+		}
+	}
+	ev.variantOf(&a)
+	verb := map[Severity]string{SeverityHigh: "avoid or use an alternative", SeverityModerate: "change the dose or monitor"}[sev]
+	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
+	return a
+}
+
+// variantOf fills the alert's rsID, star allele and frequencies from the
+// input variant behind the primary gene's non-default allele, if any.
+func (ev *evaluation) variantOf(a *Alert) {
+	gg := ev.gt.Genes[a.Gene]
+	if gg == nil || len(gg.Diplotypes) == 0 {
+		return
+	}
+	g, _ := ev.kb.Gene(a.Gene)
+	var allele string
+	for _, n := range gg.Diplotypes[0].Alleles {
+		if n != g.DefaultAllele {
+			allele = n
+			break
+		}
+	}
+	if allele == "" {
+		return
+	}
+	if strings.HasPrefix(allele, "*") {
+		a.StarAllele = allele
+	}
+	if gg.FromDiplotype {
+		return // no rsID lies behind a supplied diplotype
+	}
+	al := ev.kb.idx.alleles[a.Gene][allele]
+	for _, rs := range gg.Variants {
+		for _, kv := range al.Key {
+			if kv.RsID != rs {
+				continue
+			}
+			if a.Variant == "" {
+				a.Variant = rs
+			}
+			if tv, ok := ev.kb.TrackedVariant(rs); ok && a.AFIndia == nil {
+				a.Variant = rs
+				a.AFIndia, a.AFGlobal = tv.AFIndia, tv.AFGlobal
+			}
+		}
+	}
+}
+
+// ActionableFrequencyThreshold is the estimated share of Indian patients
+// with an actionable genotype above which a pre-test alert is MODERATE
+// rather than INFO: 1 %, the conventional frequency of a common
+// polymorphism.
+const ActionableFrequencyThreshold = 0.01
+
+// ActionableFrequency estimates the share of Indian patients carrying at
+// least one no- or decreased-function allele of gene (or, for an HLA gene,
+// the allele a recommendation keys on), from the panel's allele
+// frequencies as 1-(1-q)^2. ok is false when the knowledge has no Indian
+// figure for any such allele.
+func (k *Knowledge) ActionableFrequency(gene string, hlaAlleles []string) (freq float64, basis []string, ok bool) {
+	q := 0.0
+	if strings.HasPrefix(gene, "HLA-") {
+		for _, al := range hlaAlleles {
+			if h, found := k.idx.hla[gene+al]; found && h.AFCentralSouthAsian != nil {
+				q += *h.AFCentralSouthAsian
+				basis = append(basis, fmt.Sprintf("%s%s allele frequency %.4f (CPIC Central/South Asian)", gene, al, *h.AFCentralSouthAsian))
+				ok = true
+			}
+		}
+	} else {
+		for _, v := range k.Variants {
+			if v.Gene != gene || v.AFIndia == nil || v.AFIndiaKind != "allele" {
+				continue
+			}
+			f := strings.ToLower(v.Function)
+			if !strings.Contains(f, "no function") && !strings.Contains(f, "decreased") && !strings.Contains(f, "deficien") {
+				continue
+			}
+			q += *v.AFIndia
+			basis = append(basis, fmt.Sprintf("%s %s af_india %.4f", v.RsID, v.AlleleLabel, *v.AFIndia))
+			ok = true
+		}
+	}
+	if q > 1 {
+		q = 1
+	}
+	return 1 - (1-q)*(1-q), basis, ok
+}
+
+// preTestAlerts adds a genotype-unknown alert for each level-A gene of the
+// drug that the input does not cover.
+func (ev *evaluation) preTestAlerts() {
+	recs := ev.kb.RecommendationsFor(ev.drug.Name)
+	for _, gene := range ev.drugGenes() {
+		p := ev.pair(gene)
+		if p == nil || (p.CPICLevel != "A" && p.CPICLevel != "A/B") {
+			continue
+		}
+		// Which rows would apply with a result, and how bad can they be?
+		worst := SeverityNone
+		var alleles []string
+		var alts []string
+		for _, r := range recs {
+			if _, ok := r.Lookup[gene]; !ok {
+				continue
+			}
+			if s := recSeverity(r); s > worst {
+				worst = s
+			}
+			if r.LookupType[gene] == "allele_status" && strings.HasSuffix(r.Lookup[gene], "positive") {
+				al, _, _ := strings.Cut(r.Lookup[gene], " ")
+				if !contains(alleles, al) {
+					alleles = append(alleles, al)
+				}
+			}
+		}
+		if worst == SeverityNone && len(recs) > 0 {
+			continue
+		}
+		if ev.covered(gene, alleles) {
+			continue
+		}
+		sev := SeverityInfo
+		freq, basis, known := ev.kb.ActionableFrequency(gene, alleles)
+		if known && freq >= ActionableFrequencyThreshold {
+			sev = SeverityModerate
+		}
+		a := Alert{
+			Severity:        sev.String(),
+			SeverityScore:   int(sev),
+			severity:        sev,
+			Gene:            gene,
+			Category:        CategoryUnknown,
+			TestRecommended: true,
+			Alternatives:    alts,
+			EvidenceLevel:   p.EvidenceLevel,
+			Guideline:       &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL},
+			GuidanceSource:  "CPIC",
+			Assumptions:     []string{},
+		}
+		if a.Alternatives == nil {
+			a.Alternatives = []string{}
+		}
+		if gg := ev.gt.Genes[gene]; gg != nil && gg.Uncallable != "" {
+			a.Assumptions = append(a.Assumptions, gg.Uncallable)
+		}
+		switch {
+		case known:
+			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, which was not genotyped; an estimated %.1f%% of Indian patients carry an actionable %s result.",
+				ev.drug.Name, p.CPICLevel, gene, 100*freq, gene)
+			a.Assumptions = append(a.Assumptions, "estimate 1-(1-q)^2 from: "+strings.Join(basis, "; "))
+		default:
+			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, which was not genotyped; the knowledge has no Indian frequency for its actionable alleles.",
+				ev.drug.Name, p.CPICLevel, gene)
+		}
+		a.Action = fmt.Sprintf("Consider %s genotyping before prescribing %s; see the %s guideline.", gene, ev.drug.Name, p.GuidelineName)
+		ev.res.Alerts = append(ev.res.Alerts, a)
+	}
+}
+
+// covered reports whether the input says something usable about gene: a
+// callable genotype, or for an HLA gene the status of one of alleles.
+func (ev *evaluation) covered(gene string, hlaAlleles []string) bool {
+	if strings.HasPrefix(gene, "HLA-") {
+		for _, al := range hlaAlleles {
+			if _, ok := ev.gt.HLA[gene+al]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	if !ev.gt.Covered[gene] {
+		return false
+	}
+	gg := ev.gt.Genes[gene]
+	return gg == nil || gg.Uncallable == ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// populationAlerts adds India-specific risks of the drug from the state
+// and community context: INFO for a state's endemic risk naming the drug,
+// MODERATE for a community finding naming the drug.
+func (ev *evaluation) populationAlerts() {
+	if ev.drug == nil {
+		return
+	}
+	ic := &ev.res.IndianContext
+	st, _ := ev.kb.State(ev.req.State)
+	for _, r := range stateRisks(st) {
+		if !contains(r.Drugs, ev.drug.Name) {
+			continue
+		}
+		ev.res.Alerts = append(ev.res.Alerts, Alert{
+			Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
+			Category:     CategoryPopulationRisk,
+			Message:      fmt.Sprintf("%s: %s (%s).", ic.StateNormalised, r.Risk, r.Note),
+			Action:       fmt.Sprintf("Consider the %s context of %s when prescribing %s.", r.Disease, ic.StateNormalised, ev.drug.Name),
+			Alternatives: []string{},
+			Assumptions:  []string{},
+			sourceIDs:    r.SourceIDs,
+		})
+	}
+	for _, c := range ev.kb.matchCommunities(ev.req.Ethnicity) {
+		if !contains(c.Drugs, ev.drug.Name) {
+			continue
+		}
+		gene := ""
+		if len(c.Genes) > 0 {
+			gene = c.Genes[0]
+		}
+		ev.res.Alerts = append(ev.res.Alerts, Alert{
+			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
+			Gene:            gene,
+			Category:        CategoryPopulationRisk,
+			Message:         fmt.Sprintf("%s: %s (%s).", c.Name, c.Finding, c.Trait),
+			Action:          fmt.Sprintf("Community-specific finding for %s: take extra care and monitor; consider testing.", ev.drug.Name),
+			Alternatives:    []string{},
+			TestRecommended: gene != "",
+			Assumptions:     []string{"community-specific findings come from studies of that group; they are not an individual genotype"},
+			sourceIDs:       c.SourceIDs,
+		})
+	}
+}
+
+func stateRisks(st *State) []StateRisk {
+	if st == nil {
+		return nil
+	}
+	return st.Risks
+}
+
+func sortAlerts(as []Alert) {
+	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2}
+	sort.SliceStable(as, func(i, j int) bool {
+		if as[i].severity != as[j].severity {
+			return as[i].severity > as[j].severity
+		}
+		return rank[as[i].Category] < rank[as[j].Category]
+	})
+}
+
+// didYouMean suggests covered drugs within a small edit distance.
+func (k *Knowledge) didYouMean(name string) []string {
+	n := NormaliseDrugName(name)
+	if n == "" {
+		return nil
+	}
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	limit := 2
+	if len(n) > 8 {
+		limit = 3
+	}
+	for _, d := range k.idx.drugNames {
+		if dist := levenshtein(n, d); dist <= limit {
+			cs = append(cs, cand{d, dist})
+		} else if len(n) >= 5 && strings.HasPrefix(d, n) {
+			cs = append(cs, cand{d, limit})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

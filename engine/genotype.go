@@ -1,0 +1,526 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Diplotype is one consistent reading of a gene: two alleles, or one for
+// a hemizygous gene.
+type Diplotype struct {
+	Alleles []string
+	Call    PhenotypeCall
+}
+
+// String writes the diplotype as CPIC does ("*2/*17", "Reference/c.1905+1G>A").
+func (d Diplotype) String() string { return strings.Join(d.Alleles, "/") }
+
+// GeneGenotype is what the engine knows of one gene of the patient.
+type GeneGenotype struct {
+	Gene string
+	// Diplotypes holds every diplotype consistent with the input; more
+	// than one means the input is ambiguous (phase, overlapping alleles)
+	// and the most severe recommendation applies.
+	Diplotypes []Diplotype
+	// Variants are the input rsIDs that were used for this gene.
+	Variants []string
+	// FromDiplotype is true when the caller supplied the diplotype.
+	FromDiplotype bool
+	// Uncallable explains why no phenotype can be given (CYP2D6 normal or
+	// ultrarapid status from rsIDs alone); Diplotypes is then empty.
+	Uncallable  string
+	Assumptions []string
+}
+
+// Genotype is the engine's interpretation of a request's genotype input.
+type Genotype struct {
+	Genes map[string]*GeneGenotype
+	// HLA maps "HLA-B*15:02" to true (positive) or false (negative).
+	HLA map[string]bool
+	// Unrecognised rsIDs no definition or panel row knows.
+	Unrecognised []string
+	Warnings     []string
+	// Covered lists every gene for which the input says something:
+	// genotyped, tested, or HLA status given.
+	Covered map[string]bool
+}
+
+var (
+	rsPattern  = regexp.MustCompile(`^rs[0-9]+$`)
+	hlaPattern = regexp.MustCompile(`^(HLA-[A-Z0-9]+)(\*[0-9]+:[0-9]+)$`)
+)
+
+// NormaliseRsID lower-cases and trims an rsID; ok is false when it is not
+// of the form rs<digits>.
+func NormaliseRsID(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return s, rsPattern.MatchString(s)
+}
+
+// Validate checks every input field of req and returns a
+// *ValidationError listing each invalid one, or nil.
+func (k *Knowledge) Validate(req Request) error {
+	var fe []FieldError
+	bad := func(field, reason string, args ...any) {
+		fe = append(fe, FieldError{Field: field, Reason: fmt.Sprintf(reason, args...)})
+	}
+	if strings.TrimSpace(req.Drug) == "" {
+		bad("drug", "is required")
+	}
+	seen := map[string]bool{}
+	for i, v := range req.Variants {
+		n, ok := NormaliseRsID(v)
+		if !ok {
+			bad(fmt.Sprintf("variants[%d]", i), "must be an rsID of the form rs<digits>, got %q", v)
+			continue
+		}
+		seen[n] = true
+	}
+	for rs, z := range req.Zygosity {
+		n, ok := NormaliseRsID(rs)
+		switch {
+		case !ok:
+			bad("zygosity."+rs, "key must be an rsID of the form rs<digits>")
+		case !seen[n]:
+			bad("zygosity."+rs, "names a variant that is not in variants")
+		}
+		if z != Het && z != Hom && z != Hemi {
+			bad("zygosity."+rs, "must be het, hom or hemi, got %q", string(z))
+		}
+	}
+	for gene, d := range req.Diplotypes {
+		g, ok := k.idx.genes[gene]
+		if !ok {
+			bad("diplotypes."+gene, "unknown gene; known genes: %s", strings.Join(k.geneSymbols(), ", "))
+			continue
+		}
+		if _, err := k.parseDiplotype(g, d); err != nil {
+			bad("diplotypes."+gene, "%v", err)
+		}
+	}
+	for allele, status := range req.HLA {
+		if !hlaPattern.MatchString(strings.TrimSpace(allele)) {
+			bad("hla."+allele, "key must be an HLA allele such as HLA-B*15:02")
+		}
+		if s := strings.ToLower(strings.TrimSpace(status)); s != "positive" && s != "negative" {
+			bad("hla."+allele, "must be positive or negative, got %q", status)
+		}
+	}
+	for i, gene := range req.GenesTested {
+		if _, ok := k.idx.genes[strings.TrimSpace(gene)]; !ok {
+			bad(fmt.Sprintf("genes_tested[%d]", i), "unknown gene %q", gene)
+		}
+	}
+	if p := req.Patient; p != nil {
+		if s := strings.ToLower(p.Sex); s != "" && s != "male" && s != "female" {
+			bad("patient.sex", "must be male or female, got %q", p.Sex)
+		}
+		if p.AgeYears != nil && (*p.AgeYears < 0 || *p.AgeYears > 130) {
+			bad("patient.age_years", "must be between 0 and 130")
+		}
+		if p.MonthsOnDrug != nil && (*p.MonthsOnDrug < 0 || *p.MonthsOnDrug > 1200) {
+			bad("patient.months_on_drug", "must be between 0 and 1200")
+		}
+	}
+	if len(fe) > 0 {
+		sort.Slice(fe, func(i, j int) bool { return fe[i].Field < fe[j].Field })
+		return &ValidationError{Fields: fe}
+	}
+	return nil
+}
+
+func (k *Knowledge) geneSymbols() []string {
+	out := make([]string, 0, len(k.Genes))
+	for _, g := range k.Genes {
+		out = append(out, g.Symbol)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parseDiplotype splits "A/B" into known allele names. Some G6PD allele
+// names contain "/", so every split point is tried. A single known allele
+// (hemizygous) is accepted too.
+func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	names := k.idx.alleles[g.Symbol]
+	if s == "" {
+		return nil, fmt.Errorf("is empty")
+	}
+	if _, ok := names[s]; ok {
+		return []string{s}, nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '/' {
+			continue
+		}
+		a, b := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
+		_, okA := names[a]
+		_, okB := names[b]
+		if okA && okB {
+			return []string{a, b}, nil
+		}
+	}
+	parts := strings.Split(s, "/")
+	var unknown []string
+	for _, p := range parts {
+		if _, ok := names[strings.TrimSpace(p)]; !ok {
+			unknown = append(unknown, strings.TrimSpace(p))
+		}
+	}
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
+	}
+	return nil, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
+}
+
+// ParseDiplotype splits a diplotype of gene into known allele names.
+func (k *Knowledge) ParseDiplotype(gene, s string) ([]string, error) {
+	g, ok := k.idx.genes[gene]
+	if !ok {
+		return nil, fmt.Errorf("unknown gene %q", gene)
+	}
+	return k.parseDiplotype(g, s)
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// observed is one input variant placed on a gene.
+type observed struct {
+	rsid   string
+	base   string // alternate base the call assumes
+	copies int    // 1 (het or hemi) or 2 (hom)
+	stated bool   // zygosity was given
+}
+
+// InterpretGenotype turns the genotype part of a request into per-gene
+// diplotypes and phenotypes. req must have passed Validate.
+func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
+	gt := &Genotype{Genes: map[string]*GeneGenotype{}, HLA: map[string]bool{}, Covered: map[string]bool{}}
+	male := req.Patient != nil && strings.EqualFold(req.Patient.Sex, "male")
+	sexKnown := req.Patient != nil && req.Patient.Sex != ""
+	tested := map[string]bool{}
+	for _, g := range req.GenesTested {
+		tested[strings.TrimSpace(g)] = true
+		gt.Covered[strings.TrimSpace(g)] = true
+	}
+	for allele, status := range req.HLA {
+		m := hlaPattern.FindStringSubmatch(strings.TrimSpace(allele))
+		gt.HLA[m[1]+m[2]] = strings.EqualFold(strings.TrimSpace(status), "positive")
+		gt.Covered[m[1]] = true
+	}
+
+	// Place every rsID on its gene.
+	zyg := map[string]Zygosity{}
+	for rs, z := range req.Zygosity {
+		n, _ := NormaliseRsID(rs)
+		zyg[n] = z
+	}
+	byGene := map[string][]observed{}
+	seen := map[string]bool{}
+	for _, v := range req.Variants {
+		rs, _ := NormaliseRsID(v)
+		if seen[rs] {
+			continue
+		}
+		seen[rs] = true
+		rows := k.idx.rsids[rs]
+		if len(rows) == 0 {
+			if tv, ok := k.idx.variants[rs]; ok {
+				gt.Warnings = append(gt.Warnings, fmt.Sprintf(
+					"%s (%s) is on the tracked panel but no CPIC allele definition uses it; it does not change the advice", rs, tv.Gene))
+				continue
+			}
+			gt.Unrecognised = append(gt.Unrecognised, rs)
+			continue
+		}
+		row := rows[0]
+		if len(rows) > 1 {
+			// Several alternate bases: use the panel's, else the first,
+			// and say so.
+			if tv, ok := k.idx.variants[rs]; ok {
+				for _, r := range rows {
+					if r.Alt == tv.Alt {
+						row = r
+					}
+				}
+			}
+			gt.Warnings = append(gt.Warnings, fmt.Sprintf(
+				"%s has more than one alternate base in the CPIC definitions; %s>%s (%s) was assumed", rs, row.Ref, row.Alt, strings.Join(row.Alleles, ", ")))
+		}
+		o := observed{rsid: rs, base: row.Alt, copies: 1}
+		switch z, ok := zyg[rs]; {
+		case !ok:
+		case z == Hom:
+			o.copies, o.stated = 2, true
+		default:
+			o.stated = true
+		}
+		byGene[row.Gene] = append(byGene[row.Gene], o)
+	}
+
+	genes := map[string]bool{}
+	for g := range byGene {
+		genes[g] = true
+	}
+	for g := range req.Diplotypes {
+		genes[g] = true
+	}
+	for g := range tested {
+		genes[g] = true
+	}
+	for symbol := range genes {
+		g, ok := k.idx.genes[symbol]
+		if !ok || g.Method == MethodAlleleStatus && len(g.Rules) == 0 {
+			if ok && len(byGene[symbol]) > 0 {
+				gt.Warnings = append(gt.Warnings, fmt.Sprintf("%s has no CPIC phenotype rules; its variants do not change the advice", symbol))
+			}
+			continue
+		}
+		hemi := symbol == "G6PD" && male
+		var gg *GeneGenotype
+		if d, ok := req.Diplotypes[symbol]; ok {
+			gg = k.fromDiplotype(g, d, hemi)
+			if len(byGene[symbol]) > 0 {
+				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+					"%s diplotype %s was supplied; the %s rsIDs given were not used to re-call it", symbol, d, symbol))
+			}
+		} else {
+			gg = k.fromVariants(g, byGene[symbol], tested[symbol], hemi, sexKnown)
+		}
+		gt.Genes[symbol] = gg
+		gt.Covered[symbol] = true
+	}
+	sort.Strings(gt.Unrecognised)
+	return gt
+}
+
+func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
+	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
+	alleles, _ := k.parseDiplotype(g, d) // validated
+	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
+		alleles = alleles[:1]
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: read %s as hemizygous %s", g.Symbol, d, alleles[0]))
+	}
+	call, err := k.Phenotype(g.Symbol, alleles...)
+	if err != nil {
+		gg.Uncallable = err.Error()
+		return gg
+	}
+	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
+	return gg
+}
+
+// carrier reports which alleles carry an observed variant's base as a key
+// (distinguishing) variant.
+func carries(a *Allele, rsid, base string) bool {
+	for _, kv := range a.Key {
+		if kv.RsID == rsid && !kv.Ambiguous && kv.Base == base {
+			return true
+		}
+	}
+	return false
+}
+
+func keyRsIDs(a *Allele) []string {
+	var out []string
+	for _, kv := range a.Key {
+		if strings.HasPrefix(kv.RsID, "rs") && !kv.Ambiguous {
+			out = append(out, kv.RsID)
+		}
+	}
+	return out
+}
+
+// fromVariants calls a diplotype from rsIDs against the CPIC definitions.
+//
+// Every pair of candidate alleles (the default allele and each allele whose
+// key variants include an observed one) is tested: a pair is consistent
+// when, for each observed variant, the number of alleles carrying it equals
+// the observed copies. Among consistent pairs those with the fewest key
+// variants left unobserved are kept; several kept pairs mean the input is
+// ambiguous and all are evaluated. Key variants that were not observed are
+// listed as assumptions (a bare rs4244285 still reads as CYP2C19*2).
+func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown bool) *GeneGenotype {
+	gg := &GeneGenotype{Gene: g.Symbol}
+	alleles := k.idx.alleles[g.Symbol]
+	def := alleles[g.DefaultAllele]
+
+	// Drop variants whose base is the default allele's own (CYP2C19
+	// rs3758581 G is *1; the GRCh38 reference there is *38).
+	var informative []observed
+	for _, o := range obs {
+		gg.Variants = append(gg.Variants, o.rsid)
+		defaultBase := false
+		for _, r := range k.idx.rsids[o.rsid] {
+			if r.Alt == o.base {
+				for _, a := range r.Alleles {
+					if a == g.DefaultAllele {
+						defaultBase = true
+					}
+				}
+			}
+		}
+		if defaultBase {
+			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+				"%s %s is the base of the default allele %s; it is not a finding", o.rsid, o.base, g.DefaultAllele))
+			continue
+		}
+		if hemi && o.copies == 2 {
+			o.copies = 1
+		}
+		informative = append(informative, o)
+		if !o.stated && !hemi {
+			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+				"zygosity of %s not given: assumed heterozygous (at least one copy)", o.rsid))
+		}
+	}
+	if hemi {
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: hemizygous", g.Symbol))
+	} else if g.Symbol == "G6PD" && !sexKnown && len(informative) > 0 {
+		gg.Assumptions = append(gg.Assumptions, "patient sex not given: G6PD read as two X chromosomes; a male carrier is hemizygous and deficient")
+	}
+	if len(informative) == 0 && !tested {
+		// Only default-allele bases: nothing known about the rest.
+		return nil
+	}
+
+	// Candidate alleles.
+	cands := []*Allele{def}
+	inCands := map[string]bool{def.Name: true}
+	for _, o := range informative {
+		for _, r := range k.idx.rsids[o.rsid] {
+			if r.Alt != o.base {
+				continue
+			}
+			for _, name := range r.Alleles {
+				a, ok := alleles[name]
+				if !ok || inCands[name] || a.Structural || !carries(a, o.rsid, o.base) {
+					continue
+				}
+				inCands[name] = true
+				cands = append(cands, a)
+			}
+		}
+	}
+	sort.Slice(cands[1:], func(i, j int) bool { return cands[1+i].Name < cands[1+j].Name })
+
+	observedSet := map[string]bool{}
+	for _, o := range informative {
+		observedSet[o.rsid] = true
+	}
+	missing := func(a *Allele) []string {
+		var m []string
+		for _, rs := range keyRsIDs(a) {
+			if !observedSet[rs] {
+				m = append(m, rs)
+			}
+		}
+		return m
+	}
+	consistent := func(set []*Allele) bool {
+		for _, o := range informative {
+			n := 0
+			for _, a := range set {
+				if carries(a, o.rsid, o.base) {
+					n++
+				}
+			}
+			if n != o.copies {
+				return false
+			}
+		}
+		return true
+	}
+	type option struct {
+		set     []*Allele
+		missing []string
+	}
+	var best []option
+	bestMissing := -1
+	consider := func(set []*Allele) {
+		if !consistent(set) {
+			return
+		}
+		var m []string
+		for _, a := range set {
+			m = append(m, missing(a)...)
+		}
+		switch {
+		case bestMissing == -1 || len(m) < bestMissing:
+			best, bestMissing = []option{{set, m}}, len(m)
+		case len(m) == bestMissing:
+			best = append(best, option{set, m})
+		}
+	}
+	for i := range cands {
+		if hemi {
+			consider([]*Allele{cands[i]})
+			continue
+		}
+		for j := i; j < len(cands); j++ {
+			consider([]*Allele{cands[i], cands[j]})
+		}
+	}
+	if len(best) == 0 {
+		gg.Uncallable = fmt.Sprintf("the %s variants %s do not fit any pair of CPIC-defined alleles", g.Symbol, strings.Join(gg.Variants, ", "))
+		return gg
+	}
+	missingNoted := map[string]bool{}
+	for _, op := range best {
+		names := make([]string, len(op.set))
+		for i, a := range op.set {
+			names[i] = a.Name
+		}
+		call, err := k.Phenotype(g.Symbol, names...)
+		if err != nil {
+			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s %s: %v", g.Symbol, strings.Join(names, "/"), err))
+			continue
+		}
+		gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: names, Call: call})
+		for _, a := range op.set {
+			if m := missing(a); len(m) > 0 && !missingNoted[a.Name] {
+				missingNoted[a.Name] = true
+				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+					"%s %s is also defined by %s, which was not reported; called from the variants given", g.Symbol, a.Name, strings.Join(m, ", ")))
+			}
+		}
+	}
+	if len(gg.Diplotypes) == 0 {
+		gg.Uncallable = fmt.Sprintf("no CPIC phenotype for the %s diplotypes consistent with %s", g.Symbol, strings.Join(gg.Variants, ", "))
+		return gg
+	}
+	if !tested {
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+			"%s is not in genes_tested: positions not reported are unknown, and an allele not seen is assumed to be %s", g.Symbol, g.DefaultAllele))
+	}
+	if len(gg.Diplotypes) > 1 {
+		ds := make([]string, len(gg.Diplotypes))
+		for i, d := range gg.Diplotypes {
+			ds[i] = d.String()
+		}
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+			"phase is unknown: %s could be %s; the most severe recommendation is applied", g.Symbol, strings.Join(ds, " or ")))
+	}
+	// CYP2D6 copy number (the *5 deletion, duplications) cannot be seen
+	// in rsIDs: normal or ultrarapid status is never called from them.
+	if g.Symbol == "CYP2D6" {
+		for _, d := range gg.Diplotypes {
+			if p := d.Call.Phenotype; p == "Normal Metabolizer" || p == "Ultrarapid Metabolizer" || p == "Indeterminate" {
+				gg.Uncallable = "CYP2D6 copy number (the *5 deletion, gene duplications) is not visible in rsIDs, so normal or ultrarapid metabolism cannot be called from them; a CYP2D6 diplotype with copy number is needed"
+				gg.Diplotypes = nil
+				return gg
+			}
+		}
+		gg.Assumptions = append(gg.Assumptions, "CYP2D6 copy number was not assessed from rsIDs: a *5 deletion or a duplication would change the activity score")
+	}
+	return gg
+}

@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// index holds the lookups the engine needs, built once by Build.
+type index struct {
+	drugs       map[string]*Drug              // normalised name or synonym → drug
+	drugNames   []string                      // sorted canonical names (did-you-mean)
+	genes       map[string]*Gene              // symbol → gene
+	alleles     map[string]map[string]*Allele // gene → allele name → allele
+	rsids       map[string][]*RsID            // rsid → rows (one per alt)
+	recs        map[string][]*Recommendation  // drug → rows
+	variants    map[string]*TrackedVariant    // rsid → tracked variant
+	states      map[string]*State             // normalised name or alias → state
+	communities []*Community
+	sources     map[string]*Source
+	hla         map[string]*HLAAllele // "HLA-B*15:02" → allele
+	// actionableFreq is, per gene, the share of Indian-frequency-weighted
+	// alleles that are non-normal (see preTestSeverity).
+	knownNames map[string]bool // every entity name the knowledge holds (lower case)
+}
+
+// Build validates the minimal invariants the engine relies on and builds
+// the lookup indexes. It must be called once after loading.
+func (k *Knowledge) Build() error {
+	ix := &index{
+		drugs:    map[string]*Drug{},
+		genes:    map[string]*Gene{},
+		alleles:  map[string]map[string]*Allele{},
+		rsids:    map[string][]*RsID{},
+		recs:     map[string][]*Recommendation{},
+		variants: map[string]*TrackedVariant{},
+		states:   map[string]*State{},
+		sources:  map[string]*Source{},
+		hla:      map[string]*HLAAllele{},
+	}
+	var problems []string
+	for i := range k.Sources {
+		ix.sources[k.Sources[i].ID] = &k.Sources[i]
+	}
+	for i := range k.Drugs {
+		d := &k.Drugs[i]
+		for _, n := range append([]string{d.Name}, d.Synonyms...) {
+			key := NormaliseDrugName(n)
+			if prev, ok := ix.drugs[key]; ok && prev != d {
+				problems = append(problems, fmt.Sprintf("drug name %q names both %q and %q", n, prev.Name, d.Name))
+				continue
+			}
+			ix.drugs[key] = d
+		}
+		ix.drugNames = append(ix.drugNames, d.Name)
+	}
+	sort.Strings(ix.drugNames)
+	for i := range k.Genes {
+		g := &k.Genes[i]
+		ix.genes[g.Symbol] = g
+		m := map[string]*Allele{}
+		for j := range g.Alleles {
+			m[g.Alleles[j].Name] = &g.Alleles[j]
+		}
+		ix.alleles[g.Symbol] = m
+	}
+	for i := range k.RsIDs {
+		r := &k.RsIDs[i]
+		ix.rsids[r.RsID] = append(ix.rsids[r.RsID], r)
+	}
+	for i := range k.Recommendations {
+		r := &k.Recommendations[i]
+		ix.recs[r.Drug] = append(ix.recs[r.Drug], r)
+	}
+	for i := range k.Variants {
+		ix.variants[k.Variants[i].RsID] = &k.Variants[i]
+	}
+	for i := range k.States {
+		s := &k.States[i]
+		for _, n := range append([]string{s.Name}, s.Aliases...) {
+			ix.states[normaliseKey(n)] = s
+		}
+	}
+	for i := range k.Communities {
+		ix.communities = append(ix.communities, &k.Communities[i])
+	}
+	for i := range k.HLAAlleles {
+		h := &k.HLAAlleles[i]
+		ix.hla[h.Gene+h.Allele] = h
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("knowledge index: %s", strings.Join(problems, "; "))
+	}
+	ix.knownNames = k.entityNames()
+	k.idx = ix
+	return nil
+}
+
+// entityNames returns every gene, drug, allele, herb, disease, state and
+// community name the knowledge holds, lower case. The grounding contract
+// says a response names nothing outside this set.
+func (k *Knowledge) entityNames() map[string]bool {
+	m := map[string]bool{}
+	add := func(s string) {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+			m[s] = true
+		}
+	}
+	for _, d := range k.Drugs {
+		add(d.Name)
+		for _, s := range d.Synonyms {
+			add(s)
+		}
+	}
+	for _, g := range k.Genes {
+		add(g.Symbol)
+		for _, a := range g.Alleles {
+			add(a.Name)
+		}
+	}
+	for _, r := range k.Recommendations {
+		for _, a := range r.Alternatives {
+			add(a)
+		}
+		for _, g := range r.Genes {
+			add(g)
+		}
+	}
+	for _, v := range k.Variants {
+		add(v.RsID)
+		add(v.Gene)
+		for _, a := range v.StarAlleles {
+			add(a)
+		}
+	}
+	for _, h := range k.HLAAlleles {
+		add(h.Gene)
+		add(h.Gene + h.Allele)
+	}
+	for _, s := range k.States {
+		add(s.Name)
+		for _, r := range s.Risks {
+			add(r.Disease)
+			for _, d := range r.Drugs {
+				add(d)
+			}
+		}
+	}
+	for _, c := range k.Communities {
+		add(c.Name)
+		for _, d := range c.Drugs {
+			add(d)
+		}
+		for _, g := range c.Genes {
+			add(g)
+		}
+	}
+	for _, h := range k.Herbs {
+		add(h.Herb)
+		add(h.Botanical)
+		for _, d := range h.Drugs {
+			add(d)
+		}
+	}
+	return m
+}
+
+// Known reports whether name (any case) is an entity of the knowledge.
+func (k *Knowledge) Known(name string) bool {
+	return k.idx.knownNames[strings.ToLower(strings.TrimSpace(name))]
+}
+
+// Drug returns the covered drug for a name, synonym or salt form.
+func (k *Knowledge) Drug(name string) (*Drug, bool) {
+	d, ok := k.idx.drugs[NormaliseDrugName(name)]
+	return d, ok
+}
+
+// Gene returns the gene with the given symbol.
+func (k *Knowledge) Gene(symbol string) (*Gene, bool) {
+	g, ok := k.idx.genes[symbol]
+	return g, ok
+}
+
+// Source returns the source with the given id.
+func (k *Knowledge) Source(id string) (*Source, bool) {
+	s, ok := k.idx.sources[id]
+	return s, ok
+}
+
+// RecommendationsFor returns the recommendation rows of a drug.
+func (k *Knowledge) RecommendationsFor(drug string) []*Recommendation {
+	return k.idx.recs[drug]
+}
+
+// TrackedVariant returns the panel row of an rsID.
+func (k *Knowledge) TrackedVariant(rsid string) (*TrackedVariant, bool) {
+	v, ok := k.idx.variants[rsid]
+	return v, ok
+}
+
+// State returns the state or union territory for a name or alias.
+func (k *Knowledge) State(name string) (*State, bool) {
+	s, ok := k.idx.states[normaliseKey(name)]
+	return s, ok
+}
+
+// normaliseKey lower-cases, replaces "&" by "and", and folds punctuation
+// and white space, for matching state and community names.
+func normaliseKey(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.ReplaceAll(s, "&", " and ")
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// saltWords are pharmaceutical salt and form words dropped when a drug name
+// is normalised ("clopidogrel bisulfate" → "clopidogrel"). This is naming
+// convention, not clinical content.
+var saltWords = map[string]bool{
+	"hydrochloride": true, "hcl": true, "sodium": true, "potassium": true,
+	"calcium": true, "magnesium": true, "bisulfate": true, "bisulphate": true,
+	"besylate": true, "besilate": true, "mesylate": true, "mesilate": true,
+	"maleate": true, "fumarate": true, "succinate": true, "tartrate": true,
+	"citrate": true, "sulfate": true, "sulphate": true, "phosphate": true,
+	"acetate": true, "hydrobromide": true, "dihydrate": true, "monohydrate": true,
+	"trihydrate": true, "hemihydrate": true, "tablet": true, "tablets": true,
+	"capsule": true, "capsules": true, "oral": true, "injection": true,
+}
+
+// NormaliseDrugName trims, lower-cases, folds white space and drops salt
+// and dosage-form words. The canonical knowledge names are returned
+// unchanged by it ("divalproex sodium" stays itself when it is the name).
+func NormaliseDrugName(s string) string {
+	fields := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
+	if len(fields) <= 1 {
+		return strings.Join(fields, " ")
+	}
+	out := fields[:0:0]
+	for _, f := range fields {
+		if !saltWords[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = fields
+	}
+	return strings.Join(out, " ")
+}
