@@ -177,7 +177,14 @@ func (ev *evaluation) lookupValues(gene, recKey, recType string) []string {
 	}
 	var out []string
 	for _, d := range gg.Diplotypes {
-		out = append(out, d.Call.LookupKey)
+		switch recType {
+		case "phenotype":
+			out = append(out, d.Call.Phenotype)
+		case "activity_score":
+			out = append(out, d.Call.ActivityScore)
+		default:
+			out = append(out, d.Call.LookupKey)
+		}
 	}
 	return out
 }
@@ -283,8 +290,26 @@ func recSeverity(r *Recommendation) Severity {
 
 // matchRecs returns the recommendation rows of one population that match
 // the patient, one per consistent combination of lookup values.
-func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) []*Recommendation {
+//
+// A gene the input says nothing about matches "No Result" rows. Where the
+// guideline has no such row (CPIC's multi-gene tables), the row for a
+// normal result of that gene is used, so the advice follows the genes that
+// were given; preTestAlerts asks for the missing gene, and the returned
+// assumptions say so.
+func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommendation, []string) {
 	var out []*Recommendation
+	noResultRow := map[string]bool{}
+	for _, r := range recs {
+		if r.Population != pop {
+			continue
+		}
+		for _, g := range r.Genes {
+			if r.Lookup[g] == "No Result" {
+				noResultRow[g] = true
+			}
+		}
+	}
+	assumed := map[string]bool{}
 	for _, r := range recs {
 		if r.Population != pop {
 			continue
@@ -292,6 +317,14 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) []*Recommend
 		ok := true
 		for _, g := range r.Genes {
 			vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+			if len(vals) == 1 && vals[0] == "No Result" && !noResultRow[g] && len(r.Genes) > 1 {
+				if !normalValue(r.Lookup[g]) {
+					ok = false
+					break
+				}
+				assumed[g] = true
+				continue
+			}
 			found := false
 			for _, v := range vals {
 				if v == r.Lookup[g] {
@@ -307,7 +340,18 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) []*Recommend
 			out = append(out, r)
 		}
 	}
-	return out
+	var notes []string
+	for g := range assumed {
+		notes = append(notes, fmt.Sprintf("%s was not given: the guideline row for a normal %s result is used, so this advice rests on the other gene(s); test %s", g, g, g))
+	}
+	sort.Strings(notes)
+	return out, notes
+}
+
+// normalValue reports whether a lookup value is the normal result of its
+// gene: an HLA allele negative, a normal phenotype, activity score 2.0.
+func normalValue(v string) bool {
+	return strings.HasSuffix(v, " negative") || strings.HasPrefix(v, "Normal") || v == "2.0"
 }
 
 // informative reports whether a matched row says anything about the
@@ -329,10 +373,12 @@ func (ev *evaluation) genotypeAlerts() {
 	}
 	pops, popNote := ev.populations(recs)
 	var best *Recommendation
+	var bestNotes []string
 	bestSev := Severity(-1)
 	ambiguous := false
 	for _, p := range pops {
-		for _, r := range ev.matchRecs(recs, p) {
+		rows, notes := ev.matchRecs(recs, p)
+		for _, r := range rows {
 			if !informative(r) {
 				continue
 			}
@@ -341,7 +387,7 @@ func (ev *evaluation) genotypeAlerts() {
 				ambiguous = true
 			}
 			if s > bestSev {
-				best, bestSev = r, s
+				best, bestSev, bestNotes = r, s, notes
 			}
 		}
 	}
@@ -364,6 +410,7 @@ func (ev *evaluation) genotypeAlerts() {
 	if ambiguous {
 		a.Assumptions = append(a.Assumptions, "more than one recommendation row fits the input; the most severe is shown")
 	}
+	a.Assumptions = append(a.Assumptions, bestNotes...)
 	ev.matched[len(ev.res.Alerts)] = best
 	ev.res.Alerts = append(ev.res.Alerts, a)
 }
@@ -392,10 +439,14 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		Assumptions:    []string{},
 	}
 	// The primary gene is the first whose value is not normal/No Result.
+	given := func(g string) bool {
+		vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+		return !(len(vals) == 1 && vals[0] == "No Result")
+	}
 	primary := ""
 	for _, g := range r.Genes {
 		v := r.Lookup[g]
-		if v == "No Result" {
+		if v == "No Result" || !given(g) {
 			continue
 		}
 		if primary == "" {
@@ -413,13 +464,13 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 	var phen []string
 	for _, g := range r.Genes {
 		v := r.Lookup[g]
-		if v == "No Result" {
+		if v == "No Result" || !given(g) {
 			continue
 		}
 		call := GenotypeCall{Gene: g}
 		if gg := ev.gt.Genes[g]; gg != nil {
 			for _, d := range gg.Diplotypes {
-				if d.Call.LookupKey == v {
+				if d.Call.LookupKey == v || d.Call.Phenotype == v || d.Call.ActivityScore == v {
 					call.Diplotype, call.Phenotype, call.ActivityScore = d.String(), d.Call.Phenotype, d.Call.ActivityScore
 					break
 				}

@@ -140,7 +140,8 @@ type RsID struct {
 	Alt     string   `json:"alt"`
 	Alleles []string `json:"alleles"`
 	// Sole lists the alleles defined by this variant alone.
-	Sole []string `json:"sole,omitempty"`
+	Sole      []string `json:"sole,omitempty"`
+	SourceIDs []string `json:"source_ids"`
 }
 
 // Recommendation is one guideline recommendation for a drug, keyed by the

@@ -1,0 +1,114 @@
+package engine_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// module is the import path of this module.
+const module = "github.com/pgxsafety/pgxsafety"
+
+// forbiddenInEngine are the packages (and their subpackages) the pure
+// domain root must never reach (DESIGN.md §1).
+var forbiddenInEngine = []string{
+	"net/http",
+	"database/sql",
+	"github.com/google/fhir",
+	"go.uber.org/zap",
+}
+
+// sqlStorePackage is the one engine subpackage allowed to use SQL.
+const sqlStorePackage = module + "/engine/audit/sqlstore"
+
+func within(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+
+// TestEngineImports enforces the import rules of DESIGN.md §1 on the
+// non-test dependencies of engine and its subpackages (except sqlstore):
+// only the standard library and engine's own packages, and in particular
+// none of net/http, database/sql, the FHIR protos or zap.
+func TestEngineImports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH; cannot run go list")
+	}
+	// The test runs in the engine directory.
+	out, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v\n%s", err, stderrOf(err))
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(string(out)) {
+		if !within(p, sqlStorePackage) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list ./... found no engine packages")
+	}
+
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{.Standard}} {{join .Imports \",\"}}"}, pkgs...)
+	out, err = exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
+	}
+	// importers maps each dependency to the dependencies that import it,
+	// so a violation names the import that causes it.
+	importers := map[string][]string{}
+	standard := map[string]bool{}
+	var deps []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		deps = append(deps, fields[0])
+		standard[fields[0]] = fields[1] == "true"
+		if len(fields) == 3 {
+			for _, imp := range strings.Split(fields[2], ",") {
+				importers[imp] = append(importers[imp], fields[0])
+			}
+		}
+	}
+	forbidden := func(pkg string) bool {
+		for _, f := range forbiddenInEngine {
+			if within(pkg, f) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, path := range deps {
+		// Report where a bad dependency enters (its importers that are
+		// not bad themselves), not everything below it.
+		if forbidden(path) {
+			var entry []string
+			for _, by := range importers[path] {
+				if !forbidden(by) {
+					entry = append(entry, by)
+				}
+			}
+			if len(entry) > 0 {
+				t.Errorf("engine reaches %s, imported by %s (forbidden: the domain root is pure)", path, strings.Join(entry, ", "))
+			}
+		}
+		if !standard[path] && !within(path, module+"/engine") {
+			var entry []string
+			for _, by := range importers[path] {
+				if within(by, module+"/engine") {
+					entry = append(entry, by)
+				}
+			}
+			if len(entry) > 0 {
+				t.Errorf("%s imports %s: engine may import only the standard library and its own subpackages",
+					strings.Join(entry, ", "), path)
+			}
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
