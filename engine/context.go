@@ -235,10 +235,10 @@ func (ev *evaluation) citations() {
 		if a.Variant != "" {
 			if tv, ok := ev.kb.TrackedVariant(a.Variant); ok {
 				if a.AFIndia != nil {
-					cite(field+".af_india", ev.sourceText(tv.SourceIDs, "india"), "", ev.sourceURL(tv.SourceIDs, "india"))
+					cite(field+".af_india", tv.AFIndiaBasis+": "+ev.sourceText(tv.AFIndiaSourceIDs, ""), "", ev.sourceURL(tv.AFIndiaSourceIDs, ""))
 				}
 				if a.AFGlobal != nil {
-					cite(field+".af_global", "1000 Genomes: "+tv.AFGlobalBasis, "", ev.sourceURL(tv.SourceIDs, "1kg"))
+					cite(field+".af_global", tv.AFGlobalBasis+": "+ev.sourceText(tv.AFGlobalSourceIDs, ""), "", ev.sourceURL(tv.AFGlobalSourceIDs, ""))
 				}
 			}
 		}
@@ -266,7 +266,11 @@ func (ev *evaluation) citations() {
 	}
 	for i, pf := range res.IndianContext.PopulationFrequencies {
 		if tv, ok := ev.kb.TrackedVariant(pf.Variant); ok {
-			cite(fmt.Sprintf("indian_context.population_frequencies[%d]", i), ev.sourceText(tv.SourceIDs, "india"), "", ev.sourceURL(tv.SourceIDs, "india"))
+			ids := tv.AFIndiaSourceIDs
+			if len(ids) == 0 {
+				ids = tv.AFGlobalSourceIDs
+			}
+			cite(fmt.Sprintf("indian_context.population_frequencies[%d]", i), ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
 		}
 	}
 	ci := 0

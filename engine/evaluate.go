@@ -705,6 +705,11 @@ func (ev *evaluation) populationAlerts() {
 		gene := ""
 		if len(c.Genes) > 0 {
 			gene = c.Genes[0]
+			if ev.covered(gene, nil) {
+				// The patient's own genotype answers what the community
+				// frequency only suggests; the note stays in indian_context.
+				continue
+			}
 		}
 		ev.res.Alerts = append(ev.res.Alerts, Alert{
 			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,

@@ -188,15 +188,19 @@ type TrackedVariant struct {
 	Alt         string   `json:"alt,omitempty"`
 	// AFIndia is the best Indian or South-Asian figure (nil when unknown);
 	// AFIndiaBasis says what it measures and which population.
-	AFIndia       *float64 `json:"af_india,omitempty"`
-	AFIndiaBasis  string   `json:"af_india_basis,omitempty"`
-	AFIndiaKind   string   `json:"af_india_kind,omitempty"` // allele | carrier
-	AFSouthAsian  *float64 `json:"af_south_asian,omitempty"`
-	AFGlobal      *float64 `json:"af_global,omitempty"`
-	AFGlobalBasis string   `json:"af_global_basis,omitempty"`
-	ClinVar       string   `json:"clinvar,omitempty"`
-	Notes         string   `json:"notes,omitempty"`
-	SourceIDs     []string `json:"source_ids"`
+	AFIndia      *float64 `json:"af_india,omitempty"`
+	AFIndiaBasis string   `json:"af_india_basis,omitempty"`
+	AFIndiaKind  string   `json:"af_india_kind,omitempty"` // allele | carrier
+	// AFIndiaSourceIDs and AFGlobalSourceIDs name the sources of exactly
+	// those figures (a subset of SourceIDs).
+	AFIndiaSourceIDs  []string `json:"af_india_source_ids,omitempty"`
+	AFGlobalSourceIDs []string `json:"af_global_source_ids,omitempty"`
+	AFSouthAsian      *float64 `json:"af_south_asian,omitempty"`
+	AFGlobal          *float64 `json:"af_global,omitempty"`
+	AFGlobalBasis     string   `json:"af_global_basis,omitempty"`
+	ClinVar           string   `json:"clinvar,omitempty"`
+	Notes             string   `json:"notes,omitempty"`
+	SourceIDs         []string `json:"source_ids"`
 }
 
 // HLAAllele is an HLA allele the knowledge has frequencies or rules for.

@@ -436,6 +436,12 @@ func (v *validator) validateVariants(kb *engine.Knowledge) {
 			v.add(f, row, "af_global_basis", "frequency without a basis")
 		}
 		v.cite(f, row, "source_ids", t.SourceIDs)
+		if t.AFIndia != nil {
+			v.cite(f, row, "af_india_source_ids", t.AFIndiaSourceIDs)
+		}
+		if t.AFGlobal != nil {
+			v.cite(f, row, "af_global_source_ids", t.AFGlobalSourceIDs)
+		}
 	}
 }
 

@@ -96,13 +96,22 @@ func (b *builder) buildVariants() error {
 		tag := strings.Contains(strings.ToLower(v.Gene), "tag")
 		genes := geneComponents(v.Gene)
 		ids := []string{}
+		// figureSource maps a figure's label ("af_indian", "af_south_asian",
+		// "af_cpic_*") to the sources the row names for it.
+		figureSource := map[string][]string{}
 		for _, piece := range strings.Split(r.s("source_for_each_figure"), " | ") {
 			piece = strings.TrimSpace(piece)
 			// "ref/alt: not sourced" and "ref/alt: see notes" cite nothing.
 			if piece == "" || strings.HasSuffix(piece, ": not sourced") || strings.HasSuffix(piece, ": see notes") {
 				continue
 			}
-			ids = append(ids, b.src.text(piece))
+			id := b.src.text(piece)
+			ids = append(ids, id)
+			if label, _, ok := strings.Cut(piece, ":"); ok && len(strings.Fields(label)) > 0 {
+				// "af_cpic_* (G6PD Orissa)" is the af_cpic_* figure.
+				key := strings.Fields(label)[0]
+				figureSource[key] = append(figureSource[key], id)
+			}
 		}
 
 		// Star alleles and function from the CPIC allele definitions.
@@ -170,8 +179,10 @@ func (b *builder) buildVariants() error {
 			if strings.Contains(strings.ToLower(metric), "carrier") {
 				v.AFIndiaKind = "carrier"
 			}
+			v.AFIndiaSourceIDs = figureSource["af_indian"]
 		} else if f, ok := parseAF(r.s("af_south_asian")); ok {
 			v.AFIndia, v.AFIndiaKind = f, "allele"
+			v.AFIndiaSourceIDs = figureSource["af_south_asian"]
 			v.AFIndiaBasis = r.s("af_south_asian_basis")
 			if v.AFIndiaBasis == "" {
 				v.AFIndiaBasis = "South Asian"
@@ -182,6 +193,7 @@ func (b *builder) buildVariants() error {
 					v.AFIndia, v.AFIndiaKind = f, "allele"
 					v.AFIndiaBasis = basis1000GSAS + alleleNote(g)
 					ids = append(ids, b.src.fixed("1kg-30x"))
+					v.AFIndiaSourceIDs = []string{b.src.fixed("1kg-30x")}
 					break
 				}
 			}
@@ -189,6 +201,7 @@ func (b *builder) buildVariants() error {
 				if f, ok := parseAF(r.s("af_cpic_central_south_asian")); ok {
 					v.AFIndia, v.AFIndiaKind = f, "allele"
 					v.AFIndiaBasis = basisCPICCSA
+					v.AFIndiaSourceIDs = figureSource["af_cpic_*"]
 				}
 			}
 		}
@@ -206,6 +219,7 @@ func (b *builder) buildVariants() error {
 					return fmt.Errorf("%s: %w", g.where(), err)
 				}
 				ids = append(ids, b.src.fixed(id))
+				v.AFGlobalSourceIDs = []string{b.src.fixed(id)}
 				break
 			}
 		}
