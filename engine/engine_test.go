@@ -465,3 +465,16 @@ func TestMissingGeneNotInvented(t *testing.T) {
 		t.Error("no HLA-A pre-test alert")
 	}
 }
+
+// TestDPWGOnly: a drug with DPWG guidance only is answered from the DPWG
+// rows and labelled so.
+func TestDPWGOnly(t *testing.T) {
+	res := check(t, engine.Request{Drug: "siponimod", Diplotypes: map[string]string{"CYP2C9": "*3/*3"}})
+	cs := confirmed(res)
+	if len(cs) == 0 || cs[0].Severity != "HIGH" || cs[0].GuidanceSource != "DPWG" {
+		t.Fatalf("alerts = %+v", res.Alerts)
+	}
+	if !strings.Contains(res.SourceCitations[0].Source, "CC BY-SA 4.0") {
+		t.Errorf("DPWG citation lacks the ClinPGx licence: %+v", res.SourceCitations[0])
+	}
+}

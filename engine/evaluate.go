@@ -175,16 +175,23 @@ func (ev *evaluation) lookupValues(gene, recKey, recType string) []string {
 	if gg == nil || gg.Uncallable != "" || len(gg.Diplotypes) == 0 {
 		return []string{"No Result"}
 	}
+	// Rows are keyed by phenotype, activity score or (DPWG) diplotype, and
+	// the DPWG rows' lookup_type does not always say which: offer every
+	// form. They cannot collide ("Poor Metabolizer", "0.0", "*3/*3").
 	var out []string
 	for _, d := range gg.Diplotypes {
-		switch recType {
-		case "phenotype":
-			out = append(out, d.Call.Phenotype)
-		case "activity_score":
-			out = append(out, d.Call.ActivityScore)
-		default:
-			out = append(out, d.Call.LookupKey)
-		}
+		out = append(out, ev.diplotypeForms(d)...)
+	}
+	return out
+}
+
+func (ev *evaluation) diplotypeForms(d Diplotype) []string {
+	out := []string{d.Call.Phenotype, d.String()}
+	if d.Call.ActivityScore != "" {
+		out = append(out, d.Call.ActivityScore)
+	}
+	if len(d.Alleles) == 2 {
+		out = append(out, d.Alleles[1]+"/"+d.Alleles[0])
 	}
 	return out
 }
@@ -470,7 +477,7 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		call := GenotypeCall{Gene: g}
 		if gg := ev.gt.Genes[g]; gg != nil {
 			for _, d := range gg.Diplotypes {
-				if d.Call.LookupKey == v || d.Call.Phenotype == v || d.Call.ActivityScore == v {
+				if contains(ev.diplotypeForms(d), v) {
 					call.Diplotype, call.Phenotype, call.ActivityScore = d.String(), d.Call.Phenotype, d.Call.ActivityScore
 					break
 				}
@@ -634,14 +641,18 @@ func (ev *evaluation) preTestAlerts() {
 		if gg := ev.gt.Genes[gene]; gg != nil && gg.Uncallable != "" {
 			a.Assumptions = append(a.Assumptions, gg.Uncallable)
 		}
+		state := "which was not genotyped"
+		if gg := ev.gt.Genes[gene]; gg != nil && gg.Uncallable != "" {
+			state = "which cannot be called from the input given"
+		}
 		switch {
 		case known:
-			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, which was not genotyped; an estimated %.1f%% of Indian patients carry an actionable %s result.",
-				ev.drug.Name, p.CPICLevel, gene, 100*freq, gene)
+			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, %s; an estimated %.1f%% of Indian patients carry an actionable %s result.",
+				ev.drug.Name, p.CPICLevel, gene, state, 100*freq, gene)
 			a.Assumptions = append(a.Assumptions, "estimate 1-(1-q)^2 from: "+strings.Join(basis, "; "))
 		default:
-			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, which was not genotyped; the knowledge has no Indian frequency for its actionable alleles.",
-				ev.drug.Name, p.CPICLevel, gene)
+			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, %s; the knowledge has no Indian frequency for its actionable alleles.",
+				ev.drug.Name, p.CPICLevel, gene, state)
 		}
 		a.Action = fmt.Sprintf("Consider %s genotyping before prescribing %s; see the %s guideline.", gene, ev.drug.Name, p.GuidelineName)
 		ev.res.Alerts = append(ev.res.Alerts, a)
