@@ -33,7 +33,7 @@ func (ev *evaluation) indianContext() {
 		}
 	}
 	if strings.TrimSpace(ev.req.Ethnicity) != "" {
-		cs := ev.kb.matchCommunities(ev.req.Ethnicity)
+		cs := ev.communities
 		ic.EthnicityRecognised = len(cs) > 0
 		if !ic.EthnicityRecognised {
 			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
@@ -83,15 +83,12 @@ func (k *Knowledge) matchCommunities(ethnicity string) []*Community {
 		return nil
 	}
 	var out []*Community
-	for _, c := range k.idx.communities {
-		names := append([]string{c.Name}, c.Aliases...)
+	for i, c := range k.idx.communities {
 		hit := false
-		for _, n := range names {
-			for _, cw := range strings.Fields(normaliseKey(n)) {
-				for _, w := range words {
-					if len(w) >= 4 && len(cw) >= 4 && (strings.HasPrefix(cw, w) || strings.HasPrefix(w, cw)) {
-						hit = true
-					}
+		for _, cw := range k.idx.communityWords[i] {
+			for _, w := range words {
+				if len(w) >= 4 && len(cw) >= 4 && (strings.HasPrefix(cw, w) || strings.HasPrefix(w, cw)) {
+					hit = true
 				}
 			}
 		}
@@ -274,7 +271,7 @@ func (ev *evaluation) citations() {
 		}
 	}
 	ci := 0
-	for _, c := range ev.kb.matchCommunities(ev.req.Ethnicity) {
+	for _, c := range ev.communities {
 		for _, n := range res.IndianContext.CommunityNotes {
 			if n.Community == c.Name && n.Finding == c.Finding {
 				cite(fmt.Sprintf("indian_context.community_notes[%d]", ci), ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))

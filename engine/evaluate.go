@@ -24,6 +24,8 @@ type evaluation struct {
 	res  *Result
 	// matched holds the recommendations that produced alerts, per alert.
 	matched map[int]*Recommendation
+	// communities are the communities the ethnicity matches.
+	communities []*Community
 }
 
 func (k *Knowledge) evaluate(req Request, withAlternatives bool) Result {
@@ -60,19 +62,29 @@ func (k *Knowledge) evaluate(req Request, withAlternatives bool) Result {
 		ev.genotypeAlerts()
 		ev.preTestAlerts()
 	} else {
-		res.DidYouMean = k.didYouMean(req.Drug)
+		if withAlternatives {
+			res.DidYouMean = k.didYouMean(req.Drug)
+		}
 		msg := fmt.Sprintf("drug %q is not covered by the knowledge: no pharmacogenomic guidance was checked, which does not mean it is safe", req.Drug)
 		if len(res.DidYouMean) > 0 {
 			msg += "; did you mean " + strings.Join(res.DidYouMean, " or ") + "?"
 		}
 		res.Warnings = append(res.Warnings, msg)
 	}
+	if !withAlternatives {
+		// A re-check of an alternative needs only its genotype alerts.
+		sortAlerts(res.Alerts)
+		res.OverallSeverity = SeverityNone.String()
+		if len(res.Alerts) > 0 {
+			res.OverallSeverity = res.Alerts[0].Severity
+		}
+		return res
+	}
+	ev.communities = k.matchCommunities(req.Ethnicity)
 	ev.indianContext()
 	ev.populationAlerts()
 	sortAlerts(res.Alerts)
-	if withAlternatives {
-		ev.alternatives()
-	}
+	ev.alternatives()
 	res.OverallSeverity = SeverityNone.String()
 	if len(res.Alerts) > 0 {
 		res.OverallSeverity = res.Alerts[0].Severity
@@ -709,7 +721,7 @@ func (ev *evaluation) populationAlerts() {
 			sourceIDs:    r.SourceIDs,
 		})
 	}
-	for _, c := range ev.kb.matchCommunities(ev.req.Ethnicity) {
+	for _, c := range ev.communities {
 		if !contains(c.Drugs, ev.drug.Name) {
 			continue
 		}

@@ -17,8 +17,10 @@ type index struct {
 	variants    map[string]*TrackedVariant    // rsid → tracked variant
 	states      map[string]*State             // normalised name or alias → state
 	communities []*Community
-	sources     map[string]*Source
-	hla         map[string]*HLAAllele // "HLA-B*15:02" → allele
+	// communityWords are the normalised words of each community's names.
+	communityWords [][]string
+	sources        map[string]*Source
+	hla            map[string]*HLAAllele // "HLA-B*15:02" → allele
 	// actionableFreq is, per gene, the share of Indian-frequency-weighted
 	// alleles that are non-normal (see preTestSeverity).
 	knownNames map[string]bool // every entity name the knowledge holds (lower case)
@@ -82,7 +84,13 @@ func (k *Knowledge) Build() error {
 		}
 	}
 	for i := range k.Communities {
-		ix.communities = append(ix.communities, &k.Communities[i])
+		c := &k.Communities[i]
+		ix.communities = append(ix.communities, c)
+		var words []string
+		for _, n := range append([]string{c.Name}, c.Aliases...) {
+			words = append(words, strings.Fields(normaliseKey(n))...)
+		}
+		ix.communityWords = append(ix.communityWords, words)
 	}
 	for i := range k.HLAAlleles {
 		h := &k.HLAAlleles[i]
