@@ -478,3 +478,19 @@ func TestDPWGOnly(t *testing.T) {
 		t.Errorf("DPWG citation lacks the ClinPGx licence: %+v", res.SourceCitations[0])
 	}
 }
+
+// TestCYP2D6AmbiguousCells: CPIC writes some *4 positions as IUPAC
+// "either base" codes; a *4 carrier with *2/*10 markers is still called
+// (intermediate, with the copy-number caveat), not dropped.
+func TestCYP2D6AmbiguousCells(t *testing.T) {
+	res := check(t, engine.Request{Drug: "codeine", Variants: []string{"rs16947", "rs1135840", "rs1065852", "rs3892097"}, GenesTested: []string{"CYP2D6"}})
+	for _, g := range res.Genotype {
+		if g.Gene == "CYP2D6" && g.Phenotype != "Intermediate Metabolizer" {
+			t.Errorf("CYP2D6 reading %s %s, want only intermediate", g.Diplotype, g.Phenotype)
+		}
+	}
+	cs := confirmed(res)
+	if len(cs) == 0 || !strings.Contains(strings.Join(cs[0].Assumptions, " "), "copy number") {
+		t.Fatalf("want a confirmed CYP2D6 alert with the copy-number caveat, got %+v", res.Alerts)
+	}
+}

@@ -541,7 +541,7 @@ func (ev *evaluation) variantOf(a *Alert) {
 	al := ev.kb.idx.alleles[a.Gene][allele]
 	for _, rs := range gg.Variants {
 		for _, kv := range al.Key {
-			if kv.RsID != rs {
+			if kv.RsID != rs || kv.Ambiguous {
 				continue
 			}
 			if a.Variant == "" {

@@ -319,15 +319,22 @@ func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	return gg
 }
 
-// carrier reports which alleles carry an observed variant's base as a key
-// (distinguishing) variant.
-func carries(a *Allele, rsid, base string) bool {
+// carries reports whether allele a carries an observed variant's base as a
+// key (distinguishing) variant: definitely, or possibly where the CPIC cell
+// is an IUPAC code meaning "either base".
+func carries(a *Allele, rsid, base string) (definite, possible bool) {
 	for _, kv := range a.Key {
-		if kv.RsID == rsid && !kv.Ambiguous && kv.Base == base {
-			return true
+		if kv.RsID != rsid {
+			continue
+		}
+		if kv.Ambiguous {
+			return false, true
+		}
+		if kv.Base == base {
+			return true, true
 		}
 	}
-	return false
+	return false, false
 }
 
 func keyRsIDs(a *Allele) []string {
@@ -403,7 +410,10 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 			}
 			for _, name := range r.Alleles {
 				a, ok := alleles[name]
-				if !ok || inCands[name] || a.Structural || !carries(a, o.rsid, o.base) {
+				if !ok || inCands[name] || a.Structural {
+					continue
+				}
+				if definite, _ := carries(a, o.rsid, o.base); !definite {
 					continue
 				}
 				inCands[name] = true
@@ -428,13 +438,17 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 	}
 	consistent := func(set []*Allele) bool {
 		for _, o := range informative {
-			n := 0
+			lo, hi := 0, 0
 			for _, a := range set {
-				if carries(a, o.rsid, o.base) {
-					n++
+				definite, possible := carries(a, o.rsid, o.base)
+				if definite {
+					lo++
+				}
+				if possible {
+					hi++
 				}
 			}
-			if n != o.copies {
+			if o.copies < lo || o.copies > hi {
 				return false
 			}
 		}
@@ -513,12 +527,23 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 	// CYP2D6 copy number (the *5 deletion, duplications) cannot be seen
 	// in rsIDs: normal or ultrarapid status is never called from them.
 	if g.Symbol == "CYP2D6" {
+		var kept []Diplotype
+		var dropped []string
 		for _, d := range gg.Diplotypes {
 			if p := d.Call.Phenotype; p == "Normal Metabolizer" || p == "Ultrarapid Metabolizer" || p == "Indeterminate" {
-				gg.Uncallable = "CYP2D6 copy number (the *5 deletion, gene duplications) is not visible in rsIDs, so normal or ultrarapid metabolism cannot be called from them; a CYP2D6 diplotype with copy number is needed"
-				gg.Diplotypes = nil
-				return gg
+				dropped = append(dropped, d.String()+" ("+p+")")
+				continue
 			}
+			kept = append(kept, d)
+		}
+		if len(kept) == 0 {
+			gg.Uncallable = "CYP2D6 copy number (the *5 deletion, gene duplications) is not visible in rsIDs, so normal, ultrarapid or indeterminate results cannot be called from them; a CYP2D6 diplotype with copy number is needed"
+			gg.Diplotypes = nil
+			return gg
+		}
+		gg.Diplotypes = kept
+		if len(dropped) > 0 {
+			gg.Assumptions = append(gg.Assumptions, "readings not called from rsIDs (copy number unknown): "+strings.Join(dropped, ", "))
 		}
 		gg.Assumptions = append(gg.Assumptions, "CYP2D6 copy number was not assessed from rsIDs: a *5 deletion or a duplication would change the activity score")
 	}
