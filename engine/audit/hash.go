@@ -104,6 +104,7 @@ type ChainError struct {
 	Reason string
 }
 
+// Error describes the broken entry.
 func (e *ChainError) Error() string {
 	return fmt.Sprintf("audit chain broken at sequence %d: %s", e.Sequence, e.Reason)
 }

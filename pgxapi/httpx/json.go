@@ -1,0 +1,179 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// DecodeJSON decodes the request body into dst. It requires Content-Type
+// application/json (charset utf-8 allowed), reads at most maxBytes, rejects
+// unknown fields and requires exactly one JSON value. Every failure is an
+// *Error: 415 for the media type, 413 naming the limit, 400 naming the
+// unknown field, the mistyped field or the offset of a syntax error.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
+	if err := requireJSON(r.Header.Get("Content-Type")); err != nil {
+		return err
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return emptyBody()
+	}
+	body := http.MaxBytesReader(w, r.Body, maxBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		if errors.Is(err, io.EOF) {
+			return emptyBody()
+		}
+		return decodeError(err, maxBytes)
+	}
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err == nil:
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail: fmt.Sprintf("the body must hold exactly one JSON value; more data follows at offset %d", dec.InputOffset()-int64(len(extra)))}
+	default:
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(maxBytes)
+		}
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail: "the body must hold exactly one JSON value; it is followed by data that is not JSON"}
+	}
+}
+
+func requireJSON(contentType string) error {
+	unsupported := &Error{
+		Status: http.StatusUnsupportedMediaType,
+		Type:   TypeUnsupportedMedia,
+		Detail: "Content-Type must be application/json",
+		Header: http.Header{"Accept": {"application/json"}},
+	}
+	if contentType == "" {
+		return unsupported
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/json" {
+		return unsupported
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			unsupported.Detail = "Content-Type must be application/json; the only parameter accepted is charset=utf-8"
+			return unsupported
+		}
+	}
+	return nil
+}
+
+func emptyBody() error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the request body is empty; a JSON object is required"}
+}
+
+func tooLarge(maxBytes int64) error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeTooLarge,
+		Detail: fmt.Sprintf("the request body exceeds the limit of %d bytes", maxBytes)}
+}
+
+// decodeError turns an encoding/json error into a 400 (or 413).
+func decodeError(err error, maxBytes int64) error {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		te  *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge(maxBytes)
+	case errors.As(err, &se):
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail: fmt.Sprintf("malformed JSON at offset %d", se.Offset), Err: err}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "malformed JSON: the body ends before the value does", Err: err}
+	case errors.As(err, &te):
+		want := jsonKind(te.Type)
+		if te.Field == "" {
+			return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+				Detail: fmt.Sprintf("the body must be %s, not %s", want, te.Value), Err: err}
+		}
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail:        fmt.Sprintf("field %q has the wrong type", te.Field),
+			InvalidParams: []Param{{Name: te.Field, Reason: fmt.Sprintf("must be %s, not %s", want, te.Value)}},
+			Err:           err}
+	}
+	if name, ok := unknownField(err); ok {
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail:        fmt.Sprintf("unknown field %q", name),
+			InvalidParams: []Param{{Name: name, Reason: "unknown field"}},
+			Err:           err}
+	}
+	return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the body is not valid JSON for this endpoint", Err: err}
+}
+
+// unknownField extracts the field name from the error DisallowUnknownFields
+// produces (encoding/json has no typed error for it).
+func unknownField(err error) (string, bool) {
+	const prefix = `json: unknown field `
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(strings.TrimPrefix(msg, prefix))
+	if uerr != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// jsonKind describes the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
+}
+
+// WriteJSON encodes v completely before writing anything, so an encoding
+// failure is returned (and becomes a 500 through Handle) instead of a half
+// written body. HTML characters are not escaped. An error writing the
+// encoded body means the client has gone; it is not reported.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}

@@ -1,0 +1,250 @@
+// Package pgxapi is the REST surface of the drug-safety service: the /pgx/*
+// endpoints of the interface specification (spec §4.1, §4.2), their wire
+// types, and the health endpoints /healthz and /readyz. Errors are RFC 9457
+// problems written by package httpx.
+package pgxapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+)
+
+// Versions and fixed service facts reported to clients.
+const (
+	// APIVersion is the semver of the /pgx response schema (spec §9).
+	APIVersion = "1.1.0"
+	// EngineVersion identifies the evaluation engine.
+	EngineVersion = "pgxsafety-engine/0.1.0"
+	// CheckBodyLimit is the largest accepted POST /pgx/check body.
+	CheckBodyLimit = 64 << 10
+	// CheckEndpoint names POST /pgx/check in audit entries.
+	CheckEndpoint = "POST /pgx/check"
+	// LatencyTargetP95Ms is the P95 server latency target (spec §8).
+	LatencyTargetP95Ms = 200
+	// AuditRetentionDays is how long audit entries are kept (spec §8).
+	AuditRetentionDays = 365
+	// DefaultRateLimitPerMinute is the per-user rate limit (spec §8).
+	DefaultRateLimitPerMinute = 60
+	// AuditPolicy describes the audit log to clients.
+	AuditPolicy = "append-only, hash-chained, written before every answer; retention 365 days"
+	// GroundingEnforcement says how the grounding contract is enforced.
+	GroundingEnforcement = "every response is checked by tests that every gene, drug, allele, herb, disease and state is a knowledge row"
+)
+
+// pingTimeout bounds the audit-store ping of /pgx/status and /readyz.
+const pingTimeout = time.Second
+
+// AuditStore is what the REST surface needs to know about the audit log
+// beyond the service: where it is and whether it answers.
+type AuditStore interface {
+	// Ping reports whether the store answers.
+	Ping(ctx context.Context) error
+	// Backend names the backend ("sqlite", "postgres").
+	Backend() string
+	// Location is the SQLite file path, or "postgres".
+	Location() string
+}
+
+// Config holds the settings of the REST surface.
+type Config struct {
+	// RateLimitPerMinute is the per-user limit reported by /pgx/version;
+	// zero means DefaultRateLimitPerMinute.
+	RateLimitPerMinute int
+}
+
+// Server serves the /pgx endpoints.
+type Server struct {
+	svc   *engine.Service
+	kb    *engine.Knowledge
+	audit AuditStore
+	log   *zap.Logger
+	cfg   Config
+
+	// The metadata answers depend only on the knowledge, which never
+	// changes while the process runs: they are built once.
+	version  versionResponse
+	drugs    drugsResponse
+	variants variantsResponse
+}
+
+// New returns a Server answering with svc (whose knowledge it describes)
+// and reporting on store. log may be nil (no logging).
+func New(svc *engine.Service, store AuditStore, log *zap.Logger, cfg Config) *Server {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if cfg.RateLimitPerMinute <= 0 {
+		cfg.RateLimitPerMinute = DefaultRateLimitPerMinute
+	}
+	kb := svc.Knowledge()
+	s := &Server{svc: svc, kb: kb, audit: store, log: log, cfg: cfg}
+	s.version = buildVersion(kb, cfg)
+	s.drugs = buildDrugs(kb)
+	s.variants = buildVariants(kb)
+	return s
+}
+
+// Register adds the endpoints to r. Use httpx.NewRouter for r and wrap the
+// router with httpx.Wrap.
+func (s *Server) Register(r *mux.Router) {
+	r.Handle("/pgx/check", httpx.Handle(s.check)).Methods(http.MethodPost)
+	r.Handle("/pgx/version", httpx.Handle(s.versionInfo)).Methods(http.MethodGet)
+	r.Handle("/pgx/status", httpx.Handle(s.status)).Methods(http.MethodGet)
+	r.Handle("/pgx/drugs", httpx.Handle(s.drugList)).Methods(http.MethodGet)
+	r.Handle("/pgx/variants", httpx.Handle(s.variantList)).Methods(http.MethodGet)
+	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet)
+	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet)
+}
+
+// CheckRequest is the POST /pgx/check body: the spec §2.1 fields plus the
+// extensions that carry richer genotype and patient facts.
+type CheckRequest struct {
+	Drug       string   `json:"drug"`
+	Variants   []string `json:"variants,omitempty"`
+	State      string   `json:"state,omitempty"`
+	Ethnicity  string   `json:"ethnicity,omitempty"`
+	Indication string   `json:"indication,omitempty"`
+	// Zygosity maps an rsID of Variants to "het", "hom" or "hemi".
+	Zygosity map[string]string `json:"zygosity,omitempty"`
+	// Diplotypes maps a gene to a diplotype such as "*2/*17".
+	Diplotypes map[string]string `json:"diplotypes,omitempty"`
+	// HLA maps an HLA allele such as "HLA-B*15:02" to "positive" or
+	// "negative".
+	HLA map[string]string `json:"hla,omitempty"`
+	// GenesTested lists the genes the lab tested: their positions not
+	// reported are taken as reference.
+	GenesTested []string        `json:"genes_tested,omitempty"`
+	Patient     *PatientRequest `json:"patient,omitempty"`
+}
+
+// PatientRequest holds the patient facts of a check.
+type PatientRequest struct {
+	Sex          string   `json:"sex,omitempty"`
+	AgeYears     *float64 `json:"age_years,omitempty"`
+	MonthsOnDrug *float64 `json:"months_on_drug,omitempty"`
+}
+
+// EngineRequest converts the wire request to the engine's. Values are not
+// validated here: the engine does that.
+func (c CheckRequest) EngineRequest() engine.Request {
+	req := engine.Request{
+		Drug:        c.Drug,
+		Variants:    c.Variants,
+		Diplotypes:  c.Diplotypes,
+		HLA:         c.HLA,
+		GenesTested: c.GenesTested,
+		State:       c.State,
+		Ethnicity:   c.Ethnicity,
+		Indication:  c.Indication,
+	}
+	if c.Zygosity != nil {
+		req.Zygosity = make(map[string]engine.Zygosity, len(c.Zygosity))
+		for rs, z := range c.Zygosity {
+			req.Zygosity[rs] = engine.Zygosity(z)
+		}
+	}
+	if c.Patient != nil {
+		req.Patient = &engine.Patient{Sex: c.Patient.Sex, AgeYears: c.Patient.AgeYears, MonthsOnDrug: c.Patient.MonthsOnDrug}
+	}
+	return req
+}
+
+// CheckResponse is the POST /pgx/check answer: the envelope of spec §2.2
+// followed by the engine's result, flattened.
+type CheckResponse struct {
+	APIVersion string `json:"api_version"`
+	RequestID  string `json:"request_id"`
+	AuditLogID string `json:"audit_log_id"`
+	Timestamp  string `json:"timestamp"`
+	LatencyMs  int64  `json:"latency_ms"`
+	engine.Result
+}
+
+// TimestampFormat is the layout of CheckResponse.Timestamp: RFC 3339 in
+// UTC with milliseconds.
+const TimestampFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	start := httpx.StartTime(ctx)
+	if start.IsZero() {
+		start = time.Now()
+	}
+	var in CheckRequest
+	if err := httpx.DecodeJSON(w, r, &in, CheckBodyLimit); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Drug) == "" {
+		return &engine.ValidationError{Fields: []engine.FieldError{{Field: "drug", Reason: "is required"}}}
+	}
+	call := engine.Call{
+		// Authentication arrives with the platform issue; until then every
+		// caller is recorded as anonymous.
+		Principal: audit.Principal{Subject: "anonymous"},
+		Endpoint:  CheckEndpoint,
+		RequestID: httpx.RequestID(ctx),
+	}
+	res, entry, err := s.svc.Check(ctx, call, in.EngineRequest())
+	if err != nil {
+		return err
+	}
+	out := CheckResponse{
+		APIVersion: APIVersion,
+		RequestID:  call.RequestID,
+		AuditLogID: entry.ID,
+		Timestamp:  s.svc.Now().UTC().Format(TimestampFormat),
+		LatencyMs:  time.Since(start).Milliseconds(),
+		Result:     res,
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyResponse is the GET /readyz answer.
+type readyResponse struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	out := readyResponse{Status: "ready", Checks: map[string]string{"knowledge": "ok", "audit_log": "ok"}}
+	status := http.StatusOK
+	if !s.knowledgeLoaded() {
+		out.Checks["knowledge"] = "not loaded"
+		out.Status, status = "not ready", http.StatusServiceUnavailable
+	}
+	if !s.auditReachable(r.Context()) {
+		out.Checks["audit_log"] = "unreachable"
+		out.Status, status = "not ready", http.StatusServiceUnavailable
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return httpx.WriteJSON(w, status, out)
+}
+
+func (s *Server) knowledgeLoaded() bool { return s.kb != nil && len(s.kb.Drugs) > 0 }
+
+func (s *Server) auditReachable(ctx context.Context) bool {
+	if s.audit == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := s.audit.Ping(ctx); err != nil {
+		httpx.Logger(ctx).Warn("audit store unreachable", zap.Error(err))
+		return false
+	}
+	return true
+}
