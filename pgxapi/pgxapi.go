@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
-	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -187,9 +186,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		return &engine.ValidationError{Fields: []engine.FieldError{{Field: "drug", Reason: "is required"}}}
 	}
 	call := engine.Call{
-		// Authentication arrives with the platform issue; until then every
-		// caller is recorded as anonymous.
-		Principal: audit.Principal{Subject: "anonymous"},
+		Principal: httpx.PrincipalOrAnonymous(ctx),
 		Endpoint:  CheckEndpoint,
 		RequestID: httpx.RequestID(ctx),
 	}
