@@ -380,6 +380,11 @@ func TestG6PDFemaleHeterozygous(t *testing.T) {
 	if !contains(phen, "Variable") {
 		t.Errorf("phenotypes = %v, want Variable", phen)
 	}
+	// CPIC: "enzyme activity must be measured" — shown, not silently dropped.
+	cs := confirmed(res)
+	if len(cs) == 0 || cs[0].Severity != "INFO" || !strings.Contains(cs[0].Recommendation, "enzyme activity") {
+		t.Errorf("want an INFO alert with the enzyme-activity advice, got %+v", cs)
+	}
 }
 
 // TestDiplotypeTable checks every row of CPIC's diplotype → phenotype

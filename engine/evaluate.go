@@ -414,11 +414,17 @@ func (ev *evaluation) genotypeAlerts() {
 		return
 	}
 	if bestSev == SeverityNone {
-		// Genotype matched a row that needs no change: no alert, but say
-		// what was checked.
-		ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
-			"%s: the genotype matches a %s recommendation that needs no change: %s", ev.drug.Name, best.Source, firstSentence(best.Text)))
-		return
+		if ev.allNormal(best) {
+			// A normal result that needs no change: no alert, but say what
+			// was checked.
+			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+				"%s: the genotype matches a %s recommendation that needs no change: %s", ev.drug.Name, best.Source, firstSentence(best.Text)))
+			return
+		}
+		// A result that is not normal but carries no dose or drug change
+		// (G6PD Variable: "enzyme activity must be measured"; an
+		// indeterminate phenotype) is shown as INFO with the guideline text.
+		bestSev = SeverityInfo
 	}
 	a := ev.alertFor(best, bestSev)
 	if popNote != "" && len(pops) > 1 {
@@ -432,6 +438,21 @@ func (ev *evaluation) genotypeAlerts() {
 	a.Assumptions = append(a.Assumptions, bestNotes...)
 	ev.matched[len(ev.res.Alerts)] = best
 	ev.res.Alerts = append(ev.res.Alerts, a)
+}
+
+// allNormal reports whether every gene of a matched row that the input gave
+// has its normal value.
+func (ev *evaluation) allNormal(r *Recommendation) bool {
+	for _, g := range r.Genes {
+		vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+		if len(vals) == 1 && vals[0] == "No Result" {
+			continue
+		}
+		if !normalValue(r.Lookup[g]) {
+			return false
+		}
+	}
+	return true
 }
 
 func firstSentence(s string) string {
@@ -509,7 +530,8 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		}
 	}
 	ev.variantOf(&a)
-	verb := map[Severity]string{SeverityHigh: "avoid or use an alternative", SeverityModerate: "change the dose or monitor"}[sev]
+	verb := map[Severity]string{SeverityHigh: "avoid or use an alternative", SeverityModerate: "change the dose or monitor",
+		SeverityInfo: "no dose or drug change, with the note shown"}[sev]
 	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
 	return a
 }
