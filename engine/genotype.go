@@ -436,15 +436,34 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 		}
 		return m
 	}
-	consistent := func(set []*Allele) bool {
-		for _, o := range informative {
+	// carry[i][j] says whether candidate i carries observed variant j:
+	// 0 no, 1 possibly (IUPAC cell), 2 definitely; miss[i] counts its key
+	// variants that were not observed. Both are computed once, so the pair
+	// loop below is cheap even for CYP2D6's many alleles.
+	carry := make([][]uint8, len(cands))
+	miss := make([]int, len(cands))
+	for i, a := range cands {
+		row := make([]uint8, len(informative))
+		for j, o := range informative {
+			switch definite, possible := carries(a, o.rsid, o.base); {
+			case definite:
+				row[j] = 2
+			case possible:
+				row[j] = 1
+			}
+		}
+		carry[i] = row
+		miss[i] = len(missing(a))
+	}
+	consistent := func(idx ...int) bool {
+		for j, o := range informative {
 			lo, hi := 0, 0
-			for _, a := range set {
-				definite, possible := carries(a, o.rsid, o.base)
-				if definite {
+			for _, i := range idx {
+				switch carry[i][j] {
+				case 2:
 					lo++
-				}
-				if possible {
+					hi++
+				case 1:
 					hi++
 				}
 			}
@@ -454,34 +473,36 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 		}
 		return true
 	}
-	type option struct {
-		set     []*Allele
-		missing []string
-	}
+	type option struct{ set []*Allele }
 	var best []option
 	bestMissing := -1
-	consider := func(set []*Allele) {
-		if !consistent(set) {
+	consider := func(idx ...int) {
+		if !consistent(idx...) {
 			return
 		}
-		var m []string
-		for _, a := range set {
-			m = append(m, missing(a)...)
+		m := 0
+		for _, i := range idx {
+			m += miss[i]
 		}
-		switch {
-		case bestMissing == -1 || len(m) < bestMissing:
-			best, bestMissing = []option{{set, m}}, len(m)
-		case len(m) == bestMissing:
-			best = append(best, option{set, m})
+		if bestMissing != -1 && m > bestMissing {
+			return
 		}
+		set := make([]*Allele, len(idx))
+		for k, i := range idx {
+			set[k] = cands[i]
+		}
+		if bestMissing == -1 || m < bestMissing {
+			best, bestMissing = nil, m
+		}
+		best = append(best, option{set})
 	}
 	for i := range cands {
 		if hemi {
-			consider([]*Allele{cands[i]})
+			consider(i)
 			continue
 		}
 		for j := i; j < len(cands); j++ {
-			consider([]*Allele{cands[i], cands[j]})
+			consider(i, j)
 		}
 	}
 	if len(best) == 0 {
