@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -44,6 +45,9 @@ func FuzzEvaluate(f *testing.F) {
 	k := kb(f)
 	f.Fuzz(func(t *testing.T, drug, rs, gene, dip, hla, status string) {
 		req := engine.Request{Drug: drug, Variants: []string{rs}, Diplotypes: map[string]string{gene: dip}, HLA: map[string]string{hla: status}}
+		if _, err := engine.Evaluate(k, engine.Request{Drug: drug, Variants: []string{rs}, GenesTested: []string{gene}}); err != nil && !errors.Is(err, engine.ErrInvalid) {
+			t.Fatalf("unexpected error kind: %v", err)
+		}
 		res, err := engine.Evaluate(k, req)
 		if err != nil {
 			return

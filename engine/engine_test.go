@@ -499,3 +499,25 @@ func TestCYP2D6AmbiguousCells(t *testing.T) {
 		t.Fatalf("want a confirmed CYP2D6 alert with the copy-number caveat, got %+v", res.Alerts)
 	}
 }
+
+// TestEveryGeneTested: listing any knowledge gene in genes_tested, alone or
+// with a variant of it, never fails an evaluation.
+func TestEveryGeneTested(t *testing.T) {
+	k := kb(t)
+	for _, g := range k.Genes {
+		for _, drug := range []string{"clopidogrel", "amikacin", "codeine", "carbamazepine"} {
+			req := engine.Request{Drug: drug, GenesTested: []string{g.Symbol}}
+			if _, err := engine.Evaluate(k, req); err != nil {
+				t.Errorf("%s tested, %s: %v", g.Symbol, drug, err)
+			}
+		}
+	}
+	for _, r := range k.RsIDs {
+		for _, z := range []engine.Zygosity{engine.Het, engine.Hom} {
+			req := engine.Request{Drug: "warfarin", Variants: []string{r.RsID}, Zygosity: map[string]engine.Zygosity{r.RsID: z}, GenesTested: []string{r.Gene}}
+			if _, err := engine.Evaluate(k, req); err != nil {
+				t.Errorf("%s %s: %v", r.RsID, z, err)
+			}
+		}
+	}
+}

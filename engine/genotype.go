@@ -279,9 +279,9 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 	}
 	for symbol := range genes {
 		g, ok := k.idx.genes[symbol]
-		if !ok || g.Method == MethodAlleleStatus && len(g.Rules) == 0 {
-			if ok && len(byGene[symbol]) > 0 {
-				gt.Warnings = append(gt.Warnings, fmt.Sprintf("%s has no CPIC phenotype rules; its variants do not change the advice", symbol))
+		if !ok || len(g.Rules) == 0 {
+			if ok && (len(byGene[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
+				gt.Warnings = append(gt.Warnings, fmt.Sprintf("%s has no CPIC phenotype rules in the knowledge; its results do not change the advice", symbol))
 			}
 			continue
 		}
@@ -360,6 +360,15 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 	gg := &GeneGenotype{Gene: g.Symbol}
 	alleles := k.idx.alleles[g.Symbol]
 	def := alleles[g.DefaultAllele]
+	if def == nil {
+		// Without a default allele (MT-RNR1 in the data pack) positions that
+		// were not reported cannot be read as reference.
+		for _, o := range obs {
+			gg.Variants = append(gg.Variants, o.rsid)
+		}
+		gg.Uncallable = fmt.Sprintf("the knowledge has no default allele for %s, so it cannot be called from rsIDs or genes_tested; give the %s result as a diplotype", g.Symbol, g.Symbol)
+		return gg
+	}
 
 	// Drop variants whose base is the default allele's own (CYP2C19
 	// rs3758581 G is *1; the GRCh38 reference there is *38).
