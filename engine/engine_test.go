@@ -521,3 +521,62 @@ func TestEveryGeneTested(t *testing.T) {
 		}
 	}
 }
+
+// TestDiplotypesAcrossDrugs evaluates a sample of CPIC diplotypes (every
+// 97th row of the table) against every drug whose recommendations use the
+// gene: each must evaluate, and a HIGH alert must carry a guideline.
+func TestDiplotypesAcrossDrugs(t *testing.T) {
+	k := kb(t)
+	byGene := map[string][]string{}
+	for _, r := range k.Recommendations {
+		for _, g := range r.Genes {
+			if !contains(byGene[g], r.Drug) {
+				byGene[g] = append(byGene[g], r.Drug)
+			}
+		}
+	}
+	fh, err := os.Open("../knowledge/testdata/diplotype_phenotype.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(zr)
+	if _, err := r.Read(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := 0; ; i++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%97 != 0 {
+			continue
+		}
+		gene, dip := rec[0], rec[1]
+		for _, drug := range byGene[gene] {
+			n++
+			res, err := engine.Evaluate(k, engine.Request{Drug: drug, Diplotypes: map[string]string{gene: dip}, Patient: &engine.Patient{Sex: "female"}})
+			if err != nil {
+				t.Errorf("%s %s %s: %v", drug, gene, dip, err)
+				continue
+			}
+			for _, a := range res.Alerts {
+				if a.Severity == "HIGH" && (a.Guideline == nil || a.Guideline.Name == "") {
+					t.Errorf("%s %s %s: HIGH alert without a guideline", drug, gene, dip)
+				}
+			}
+		}
+	}
+	if n < 1000 {
+		t.Errorf("only %d evaluations", n)
+	}
+	t.Logf("%d evaluations", n)
+}
