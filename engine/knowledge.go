@@ -21,6 +21,8 @@ type Knowledge struct {
 	Herbs           []HerbInteraction `json:"herbs"`
 	Warfarin        *FlowChart        `json:"warfarin,omitempty"`
 
+	Classifier *ClassifierKnowledge `json:"classifier,omitempty"` // variant classification (classifier_knowledge.go)
+
 	idx *index
 }
 

@@ -123,7 +123,7 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 			return nil, nil, fmt.Errorf("knowledge: %w", err)
 		}
 		contents[name] = data
-		if strings.HasSuffix(name, ".json") && !slices.Contains(kbfile.JSONFiles, name) {
+		if strings.HasSuffix(name, ".json") && !slices.Contains(kbfile.JSONFiles, name) && !isClassifierFile(name) {
 			problems = append(problems, Problem{File: name, Message: "unexpected file (not a knowledge file)"})
 		}
 	}
@@ -157,6 +157,7 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 			_ = json.Unmarshal(data, targets[name])
 		}
 	}
+	problems = append(problems, decodeClassifier(kb, contents)...) // classifier.go
 	for _, name := range []string{kbfile.Readme, kbfile.Licence} {
 		if _, ok := contents[name]; !ok {
 			problems = append(problems, Problem{File: name, Message: "missing file"})

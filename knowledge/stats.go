@@ -125,6 +125,7 @@ func Stats(kb *engine.Knowledge) Statistics {
 		{"herb interactions", len(kb.Herbs)},
 		{"warfarin flow-chart nodes", nodes},
 	}
+	s.Tables = append(s.Tables, classifierStats(kb, cite)...) // classifier.go
 	for _, src := range kb.Sources {
 		s.Sources = append(s.Sources, SourceCount{ID: src.ID, Title: src.Title, Licence: src.Licence, Rows: cites[src.ID]})
 	}

@@ -135,6 +135,7 @@ func Validate(kb *engine.Knowledge) []Problem {
 	v.validateCommunities(kb)
 	v.validateHerbs(kb)
 	v.validateWarfarin(kb)
+	v.validateClassifier(kb) // validate_classifier.go
 	return v.problems
 }
 

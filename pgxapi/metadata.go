@@ -26,6 +26,11 @@ type serviceLevelTargets struct {
 
 type limits struct {
 	CheckBodyBytes int `json:"check_body_bytes"`
+	// Batch limits (docs/batch.md).
+	BatchCSVMaxBytes int64 `json:"batch_csv_max_bytes"`
+	BatchCSVMaxRows  int   `json:"batch_csv_max_rows"`
+	BatchBodyBytes   int   `json:"batch_body_bytes"`
+	BatchMaxDrugs    int   `json:"batch_max_drugs"`
 }
 
 func buildVersion(kb *engine.Knowledge, cfg Config) versionResponse {
@@ -44,7 +49,9 @@ func buildVersion(kb *engine.Knowledge, cfg Config) versionResponse {
 			RateLimitPerMinute: cfg.RateLimitPerMinute,
 			AuditRetentionDays: AuditRetentionDays,
 		},
-		Limits: limits{CheckBodyBytes: CheckBodyLimit},
+		Limits: limits{CheckBodyBytes: CheckBodyLimit,
+			BatchCSVMaxBytes: cfg.batchCSVMaxBytes(), BatchCSVMaxRows: cfg.batchCSVMaxRows(),
+			BatchBodyBytes: BatchBodyLimit, BatchMaxDrugs: BatchMaxDrugs},
 	}
 }
 

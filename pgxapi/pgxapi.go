@@ -58,6 +58,12 @@ type Config struct {
 	// RateLimitPerMinute is the per-user limit reported by /pgx/version;
 	// zero means DefaultRateLimitPerMinute.
 	RateLimitPerMinute int
+	// BatchCSVMaxBytes is the largest file POST /pgx/batch_csv accepts;
+	// zero means DefaultBatchCSVMaxBytes.
+	BatchCSVMaxBytes int64
+	// BatchCSVMaxRows is the most data rows POST /pgx/batch_csv accepts;
+	// zero means DefaultBatchCSVMaxRows.
+	BatchCSVMaxRows int
 }
 
 // Server serves the /pgx endpoints.
@@ -73,6 +79,7 @@ type Server struct {
 	version  versionResponse
 	drugs    drugsResponse
 	variants variantsResponse
+	panel    indiaPanelResponse
 }
 
 // New returns a Server answering with svc (whose knowledge it describes)
@@ -89,6 +96,7 @@ func New(svc *engine.Service, store AuditStore, log *zap.Logger, cfg Config) *Se
 	s.version = buildVersion(kb, cfg)
 	s.drugs = buildDrugs(kb)
 	s.variants = buildVariants(kb)
+	s.panel = buildIndiaPanel(kb)
 	return s
 }
 
@@ -100,8 +108,12 @@ func (s *Server) Register(r *mux.Router) {
 	r.Handle("/pgx/status", httpx.Handle(s.status)).Methods(http.MethodGet)
 	r.Handle("/pgx/drugs", httpx.Handle(s.drugList)).Methods(http.MethodGet)
 	r.Handle("/pgx/variants", httpx.Handle(s.variantList)).Methods(http.MethodGet)
+	r.Handle("/pgx/batch_csv", httpx.Handle(s.batchCSV)).Methods(http.MethodPost)
+	r.Handle("/pgx/batch", httpx.Handle(s.batch)).Methods(http.MethodPost)
+	r.Handle("/pgx/india_panel", httpx.Handle(s.indiaPanel)).Methods(http.MethodGet)
 	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet)
+	s.registerClassifier(r) // /classifier_v2/* (classifier.go)
 }
 
 // CheckRequest is the POST /pgx/check body: the spec §2.1 fields plus the

@@ -42,12 +42,33 @@ const usage = `pgxsafety: pharmacogenomic drug-safety service
 
 Usage:
   pgxsafety serve [--addr ADDR] [--data-dir DIR]
-        Serve the REST API (/pgx/*, /healthz, /readyz). Every answer of
-        POST /pgx/check is written to the audit log before it is sent.
+        Serve the REST API (/pgx/*, /healthz, /readyz, /metrics). Every
+        answer is written to the audit log before it is sent. /pgx/* needs
+        a bearer ID token (except GET /pgx/version and /pgx/status).
+  pgxsafety token [--subject NAME] [--ttl 1h] [--data-dir DIR]
+        Print a local development ID token that "serve" accepts when no
+        PGXSAFETY_OIDC_ISSUER is configured (key kept in the data dir).
+  pgxsafety audit verify [--data-dir DIR]
+        Recompute the audit hash chain; exit status 1 naming the first
+        broken sequence.
+  pgxsafety audit purge [--retention-days 365] [--data-dir DIR]
+        Remove entries older than the retention period, leaving a
+        checkpoint so that verify still checks what remains.
+  pgxsafety audit export [--since TIME] [--until TIME] [--output FILE]
+        Write audit entries as JSON lines.
+  pgxsafety migrate [--data-dir DIR]
+        Apply pending audit-store migrations.
   pgxsafety check --drug DRUG [genotype and context flags] [--json]
         Evaluate one drug-safety check offline against the embedded
         knowledge and print the result. Nothing is audited: the answer
         stays on this machine. "pgxsafety check -h" lists the flags.
+  pgxsafety classify --gene GENE (--protein-change CHANGE | --variant RSID) [--json]
+        Classify one missense substitution of a substrate protein offline
+        (tier and the four methods, as POST /classifier_v2/classify);
+        --demo CASE runs a demonstration case. Nothing is audited.
+  pgxsafety batch FILE.csv [--out FILE] [--format json|ndjson]
+        Evaluate every row of a lab CSV offline (as POST /pgx/batch_csv)
+        with a progress display on stderr and a summary at the end.
   pgxsafety knowledge validate [--dir DIR]
         Validate the embedded knowledge (or the knowledge files in DIR) and
         print every problem; exit status 1 when there is any.
@@ -59,12 +80,18 @@ Usage:
   pgxsafety help
         Print this text.
 
-Environment (flags override):
+Environment (flags override; see README.md for the full list):
   PGXSAFETY_ADDR                  listen address (default 127.0.0.1:8080)
   PGXSAFETY_DATA_DIR              data directory (default ./pgxsafety-data)
   PGXSAFETY_DATABASE_URL          audit database (default: SQLite audit.db in the
-                                  data directory; "sqlite:PATH" for another file)
-  PGXSAFETY_RATE_LIMIT_PER_MINUTE per-user limit reported by /pgx/version (default 60)
+                                  data directory; "sqlite:PATH"; "postgres://...")
+  PGXSAFETY_OIDC_ISSUER           OpenID Connect issuer (unset: local development mode)
+  PGXSAFETY_OIDC_AUDIENCE         client id the ID tokens must be issued to
+  PGXSAFETY_REDIS_URL             share rate limits between replicas
+  PGXSAFETY_RATE_LIMIT_PER_MINUTE per-user limit (default 60)
+  PGXSAFETY_CORS_ORIGINS          allowed browser origins (default: CORS off)
+  PGXSAFETY_BATCH_CSV_MAX_BYTES   largest POST /pgx/batch_csv file (default 52428800)
+  PGXSAFETY_BATCH_CSV_MAX_ROWS    most data rows per CSV batch (default 100000)
   PGXSAFETY_LOG_LEVEL             debug, info, warn or error (default info)
 `
 
@@ -81,8 +108,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return runServe(ctx, rest, stderr)
+	case "token":
+		return runToken(rest, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, rest, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, stdout, stderr)
 	case "check":
 		return runCheck(rest, stdout, stderr)
+	case "classify":
+		return runClassify(rest, stdout, stderr)
+	case "batch":
+		return runBatch(ctx, rest, stdout, stderr)
 	case "knowledge":
 		return runKnowledge(rest, stdout, stderr)
 	case "version":

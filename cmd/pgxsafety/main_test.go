@@ -207,7 +207,7 @@ func TestServe(t *testing.T) {
 		!strings.Contains(logs, "knowledge_version") {
 		t.Errorf("start-up log line missing:\n%s", logs)
 	}
-	if !strings.Contains(logs, `"path":"/pgx/version"`) {
+	if !strings.Contains(logs, `"route":"/pgx/version"`) {
 		t.Errorf("access log line missing:\n%s", logs)
 	}
 }

@@ -46,6 +46,30 @@ type Reader interface {
 	Entries(ctx context.Context, from int64, fn func(Entry) error) error
 }
 
+// Checkpoint records one retention purge. Every entry up to and including
+// ThroughSequence was removed; EntryHash is the entry hash of that last
+// removed entry, so the entries that remain still chain from it and Verify
+// can check them. Checkpoints are themselves append-only.
+type Checkpoint struct {
+	// ThroughSequence is the sequence of the last removed entry.
+	ThroughSequence int64 `json:"through_sequence"`
+	// EntryHash is the entry hash of the last removed entry.
+	EntryHash string `json:"entry_hash"`
+	// ThroughTime is the time of the last removed entry.
+	ThroughTime time.Time `json:"through_time"`
+	// PurgedAt is when the purge ran (the service clock).
+	PurgedAt time.Time `json:"purged_at"`
+	// Removed is the number of entries this purge removed.
+	Removed int64 `json:"removed"`
+}
+
+// CheckpointReader is implemented by stores that purge expired entries:
+// LatestCheckpoint returns the checkpoint with the highest
+// ThroughSequence, and false when nothing was ever purged.
+type CheckpointReader interface {
+	LatestCheckpoint(ctx context.Context) (Checkpoint, bool, error)
+}
+
 // ErrUnavailable is returned (wrapped) when the log cannot be written; the
 // caller must not release advice that is not audited.
 var ErrUnavailable = errors.New("audit log unavailable")

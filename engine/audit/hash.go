@@ -17,8 +17,10 @@ import (
 // width of a hex SHA-256.
 var GenesisHash = strings.Repeat("0", 64)
 
-// TimeFormat is the layout of Entry.Time in the canonical form and in
-// stores: RFC 3339 with nanoseconds, always in UTC.
+// TimeFormat is the layout of Entry.Time in the canonical form: RFC 3339
+// with nanoseconds (trailing zeros dropped), always in UTC. Stores may keep
+// the time in another layout as long as it parses back to the same
+// instant.
 const TimeFormat = time.RFC3339Nano
 
 // canonicalPrincipal fixes the field order of Principal in the canonical
@@ -112,19 +114,63 @@ func (e *ChainError) Error() string {
 // Unwrap makes errors.Is(err, ErrChainBroken) true.
 func (e *ChainError) Unwrap() error { return ErrChainBroken }
 
+// Summary describes a verified chain.
+type Summary struct {
+	// Entries is the number of entries verified.
+	Entries int64 `json:"entries"`
+	// FirstSequence and LastSequence bound the verified entries (0 when
+	// there are none).
+	FirstSequence int64 `json:"first_sequence"`
+	LastSequence  int64 `json:"last_sequence"`
+	// HeadHash is the entry hash of the last entry (or of the checkpoint,
+	// or GenesisHash, when no entry remains). Recording it outside the
+	// database lets a later verification detect removed tail entries.
+	HeadHash string `json:"head_hash"`
+	// Checkpoint is the retention checkpoint the chain starts from, if
+	// any.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
 // Verify reads every entry of r in order and recomputes the chain. It
 // returns nil when the chain is intact, a *ChainError naming the first
 // broken sequence when it is not, and any other error when the log cannot
-// be read. The chain must start at sequence 1 from GenesisHash and its
-// sequences must be consecutive, so a removed entry (first, middle or any
-// but the last) is reported too. An empty log verifies.
+// be read. See VerifyChain.
 func Verify(ctx context.Context, r Reader) error {
-	// A retention purge will start the chain at a recorded checkpoint
-	// instead of sequence 1; until it exists every chain starts at 1.
+	_, err := VerifyChain(ctx, r)
+	return err
+}
+
+// VerifyChain is Verify returning a summary of what it verified.
+//
+// The chain must start at sequence 1 from GenesisHash or, when r is a
+// CheckpointReader with a checkpoint, at the sequence after the
+// checkpoint from the checkpoint's hash; its sequences must be
+// consecutive, so a removed entry (first, middle or any but the last) is
+// reported too. An entry still present at or below the checkpoint is
+// reported as well: a purge removes entries and writes its checkpoint in
+// one transaction. An empty log verifies.
+func VerifyChain(ctx context.Context, r Reader) (Summary, error) {
+	sum := Summary{HeadHash: GenesisHash}
 	wantSeq, prevHash := int64(1), GenesisHash
-	return r.Entries(ctx, 0, func(e Entry) error {
+	if cr, ok := r.(CheckpointReader); ok {
+		cp, found, err := cr.LatestCheckpoint(ctx)
+		if err != nil {
+			return sum, err
+		}
+		if found {
+			sum.Checkpoint = &cp
+			wantSeq, prevHash = cp.ThroughSequence+1, cp.EntryHash
+			sum.HeadHash = cp.EntryHash
+		}
+	}
+	err := r.Entries(ctx, 0, func(e Entry) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if sum.Checkpoint != nil && e.Sequence <= sum.Checkpoint.ThroughSequence {
+			return &ChainError{Sequence: e.Sequence, Reason: fmt.Sprintf(
+				"entry is covered by the retention checkpoint through sequence %d but is still present",
+				sum.Checkpoint.ThroughSequence)}
 		}
 		if e.Sequence != wantSeq {
 			return &ChainError{Sequence: wantSeq, Reason: fmt.Sprintf("entry missing (next entry has sequence %d)", e.Sequence)}
@@ -135,8 +181,15 @@ func Verify(ctx context.Context, r Reader) error {
 		if got := Hash(e.PrevHash, e); got != e.EntryHash {
 			return &ChainError{Sequence: e.Sequence, Reason: "entry_hash does not match the entry's content"}
 		}
+		if sum.Entries == 0 {
+			sum.FirstSequence = e.Sequence
+		}
+		sum.Entries++
+		sum.LastSequence = e.Sequence
+		sum.HeadHash = e.EntryHash
 		wantSeq++
 		prevHash = e.EntryHash
 		return nil
 	})
+	return sum, err
 }

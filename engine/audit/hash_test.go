@@ -3,9 +3,14 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 )
@@ -103,5 +108,115 @@ func TestVerify(t *testing.T) {
 				t.Errorf("Verify names sequence %d, want %d (%v)", ce.Sequence, tc.wantSeq, err)
 			}
 		})
+	}
+}
+
+// purgedLog is a memLog whose first entries were purged behind a
+// checkpoint.
+type purgedLog struct {
+	memLog
+	cp audit.Checkpoint
+}
+
+func (p purgedLog) LatestCheckpoint(context.Context) (audit.Checkpoint, bool, error) {
+	return p.cp, true, nil
+}
+
+func purged(m memLog, through int) purgedLog {
+	last := m[through-1]
+	return purgedLog{
+		memLog: append(memLog(nil), m[through:]...),
+		cp:     audit.Checkpoint{ThroughSequence: last.Sequence, EntryHash: last.EntryHash, ThroughTime: last.Time, Removed: int64(through)},
+	}
+}
+
+func TestVerifyFromCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	full := chain(6)
+	sum, err := audit.VerifyChain(ctx, purged(chain(6), 2))
+	if err != nil {
+		t.Fatalf("purged log: %v", err)
+	}
+	want := audit.Summary{Entries: 4, FirstSequence: 3, LastSequence: 6, HeadHash: full[5].EntryHash}
+	if sum.Checkpoint == nil || sum.Checkpoint.ThroughSequence != 2 {
+		t.Fatalf("summary checkpoint = %+v, want through 2", sum.Checkpoint)
+	}
+	sum.Checkpoint = nil
+	if diff := cmp.Diff(want, sum); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+
+	// Everything purged: the head is the checkpoint.
+	all := purged(chain(3), 3)
+	sum, err = audit.VerifyChain(ctx, all)
+	if err != nil || sum.Entries != 0 || sum.HeadHash != all.cp.EntryHash {
+		t.Errorf("fully purged log: %+v, %v", sum, err)
+	}
+
+	tests := []struct {
+		name    string
+		log     purgedLog
+		wantSeq int64
+	}{
+		{"gap after checkpoint", func() purgedLog { p := purged(chain(6), 2); p.memLog = p.memLog[1:]; return p }(), 3},
+		{"wrong checkpoint hash", func() purgedLog { p := purged(chain(6), 2); p.cp.EntryHash = audit.GenesisHash; return p }(), 3},
+		{"entry left below checkpoint", func() purgedLog {
+			p := purged(chain(6), 2)
+			p.memLog = append(memLog{chain(2)[1]}, p.memLog...)
+			return p
+		}(), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ce *audit.ChainError
+			if err := audit.Verify(ctx, tc.log); !errors.As(err, &ce) || ce.Sequence != tc.wantSeq {
+				t.Errorf("Verify = %v, want a ChainError at %d", err, tc.wantSeq)
+			}
+		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/canonical_entry.golden")
+
+// TestCanonicalGolden pins the canonical bytes and the entry hash of one
+// fixed entry with every field set, including characters JSON encoders like
+// to escape. If this test fails, every stored chain stops verifying: change
+// the canonical form only with a new chain version, never in place.
+func TestCanonicalGolden(t *testing.T) {
+	e := audit.Entry{
+		ID:       "aud_01JQ0000000000000000000000",
+		Sequence: 42,
+		Time:     time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.FixedZone("IST", 5*3600+1800)),
+		Principal: audit.Principal{
+			Subject: "248289761001",
+			Issuer:  "https://issuer.example.org/realms/pgx",
+			Name:    "Dr. Ánanya <Rao> & co",
+			Email:   "ananya.rao@example.org",
+		},
+		Endpoint:         "POST /pgx/check",
+		RequestID:        "req_0123456789abcdef0123456789abcdef",
+		KnowledgeVersion: "kv-2026-02-01+sha256:abcdef",
+		RequestDigest:    "sha256:" + strings.Repeat("1", 64),
+		ResponseDigest:   "sha256:" + strings.Repeat("2", 64),
+		Request:          []byte(`{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*2/*2"}}`),
+		Response:         []byte(`{"overall_severity":"HIGH"}`),
+		PrevHash:         strings.Repeat("ab", 32),
+	}
+	got := string(audit.Canonical(e)) + "\n" + audit.Hash(e.PrevHash, e) + "\n"
+	path := filepath.Join("testdata", "canonical_entry.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("canonical bytes or hash changed (-golden +got):\n%s", diff)
 	}
 }

@@ -1,8 +1,10 @@
 // Package httpx is the HTTP plumbing shared by the REST surfaces (pgxapi,
 // cdshooks): handlers that return errors, one table mapping error kinds to
 // RFC 9457 problem responses, JSON intake with limits, buffered JSON
-// output, request ids, panic recovery, access logging and the 404/405
-// handlers of a gorilla/mux router.
+// output, request ids, panic recovery, access logging, Prometheus metrics,
+// OpenID Connect bearer authentication (with a local development mode),
+// per-caller rate limits, CORS and security headers, and the 404/405
+// handlers of a gorilla/mux router. Chain assembles them for a server.
 package httpx
 
 import (
@@ -204,6 +206,9 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, he *Error) {
 	}
 	h := w.Header()
 	for k, vs := range he.Header {
+		// Replace, not add: a middleware may have set the header already
+		// (RateLimit-*, Retry-After).
+		h.Del(k)
 		for _, v := range vs {
 			h.Add(k, v)
 		}

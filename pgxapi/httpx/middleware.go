@@ -3,15 +3,19 @@ package httpx
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
 )
 
 // HandlerFunc is an HTTP handler that returns its error instead of writing
@@ -169,11 +173,102 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// AccessLog logs one line per request: method, path, status, bytes,
-// duration and request id. It never logs headers (Authorization), the
-// query string or bodies. It also puts a request-scoped logger into the
-// context (Logger).
+// requestInfo collects, for the access log and the metrics, facts that
+// inner layers learn about a request: the route template (set by the
+// router), the caller (set by Authenticate) and the audit entries written
+// (set by AuditIDs). One is created per request by AccessLog.
+type requestInfo struct {
+	mu          sync.Mutex
+	route       string
+	subjectHash string
+	auditID     string // the first entry's id
+	auditCount  int
+}
+
+type infoKey struct{}
+
+// infoFrom returns the request's info; a throwaway one when the request
+// did not pass through AccessLog, so callers never check for nil.
+func infoFrom(ctx context.Context) *requestInfo {
+	if i, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+func (i *requestInfo) setRoute(route string) {
+	i.mu.Lock()
+	i.route = route
+	i.mu.Unlock()
+}
+
+func (i *requestInfo) setSubject(hash string) {
+	i.mu.Lock()
+	i.subjectHash = hash
+	i.mu.Unlock()
+}
+
+func (i *requestInfo) addAuditID(id string) {
+	i.mu.Lock()
+	if i.auditCount == 0 {
+		i.auditID = id
+	}
+	i.auditCount++
+	i.mu.Unlock()
+}
+
+// SubjectHash is how the access log names a caller: the first 16 hex
+// digits of SHA-256(issuer NUL subject). It lets an operator follow one
+// caller's requests without writing the identity into the logs.
+func SubjectHash(p audit.Principal) string {
+	sum := sha256.Sum256([]byte(p.Issuer + "\x00" + p.Subject))
+	return hex.EncodeToString(sum[:8])
+}
+
+// unmatchedRoute is the route label of requests no route matched.
+const unmatchedRoute = "unmatched"
+
+// tagRoute records the matched route's template; NewRouter installs it.
+func tagRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route := mux.CurrentRoute(r); route != nil {
+			if tpl, err := route.GetPathTemplate(); err == nil {
+				infoFrom(r.Context()).setRoute(tpl)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auditTap records the ids of the entries its Appender writes into the
+// request's info, for the access log.
+type auditTap struct{ next audit.Appender }
+
+// AuditIDs wraps a so that the id of every entry appended while serving a
+// request appears in that request's access-log line ("audit_id", and
+// "audit_entries" when there are several). It changes nothing else.
+func AuditIDs(a audit.Appender) audit.Appender { return auditTap{next: a} }
+
+// Append implements audit.Appender.
+func (t auditTap) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
+	stored, err := t.next.Append(ctx, e)
+	if err == nil {
+		infoFrom(ctx).addAuditID(stored.ID)
+	}
+	return stored, err
+}
+
+// AccessLog logs one line per request: method, route template, status,
+// bytes, duration and request id, plus the caller's SubjectHash and the
+// audit id when there are. It never logs the raw path, the query string,
+// headers (Authorization), or bodies — paths and bodies may hold patient
+// data. It also puts a request-scoped logger into the context (Logger).
 func AccessLog(log *zap.Logger) func(http.Handler) http.Handler {
+	return observe(log, nil)
+}
+
+// observe is AccessLog that also records the request in m.
+func observe(log *zap.Logger, m *Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := StartTime(r.Context())
@@ -181,20 +276,39 @@ func AccessLog(log *zap.Logger) func(http.Handler) http.Handler {
 				start = time.Now()
 			}
 			id := RequestID(r.Context())
+			info := &requestInfo{route: unmatchedRoute}
 			reqLog := log.With(zap.String("request_id", id))
+			ctx := context.WithValue(WithLogger(r.Context(), reqLog), infoKey{}, info)
 			rec := &statusRecorder{ResponseWriter: w}
-			next.ServeHTTP(rec, r.WithContext(WithLogger(r.Context(), reqLog)))
+			m.inflight(1)
+			defer m.inflight(-1)
+			next.ServeHTTP(rec, r.WithContext(ctx))
 			if rec.status == 0 {
 				rec.status = http.StatusOK
 			}
-			log.Info("http request",
+			elapsed := time.Since(start)
+			info.mu.Lock()
+			route, subject, auditID, auditCount := info.route, info.subjectHash, info.auditID, info.auditCount
+			info.mu.Unlock()
+			m.observeRequest(route, r.Method, rec.status, elapsed)
+			fields := []zap.Field{
 				zap.String("method", r.Method),
-				zap.String("path", r.URL.Path),
+				zap.String("route", route),
 				zap.Int("status", rec.status),
 				zap.Int64("bytes", rec.bytes),
-				zap.Duration("duration", time.Since(start)),
+				zap.Duration("duration", elapsed),
 				zap.String("request_id", id),
-			)
+			}
+			if subject != "" {
+				fields = append(fields, zap.String("subject_hash", subject))
+			}
+			if auditCount > 0 {
+				fields = append(fields, zap.String("audit_id", auditID))
+			}
+			if auditCount > 1 {
+				fields = append(fields, zap.Int("audit_entries", auditCount))
+			}
+			log.Info("http request", fields...)
 		})
 	}
 }
@@ -223,9 +337,100 @@ func Recover(next http.Handler) http.Handler {
 
 // Wrap applies the standard middleware to h, outermost first: request id,
 // access log, panic recovery. Wrap the whole router (not per route) so
-// that 404 and 405 responses are logged and carry a request id.
+// that 404 and 405 responses are logged and carry a request id. Servers
+// use Chain, which adds authentication, rate limits, metrics, CORS and
+// security headers.
 func Wrap(h http.Handler, log *zap.Logger) http.Handler {
-	return WithRequestID(AccessLog(log)(Recover(h)))
+	return Chain(h, Options{Log: log})
+}
+
+// Options configures Chain. Zero fields switch their layer off.
+type Options struct {
+	// Log receives the access log (zap.NewNop when nil).
+	Log *zap.Logger
+	// Metrics records request metrics.
+	Metrics *Metrics
+	// Verifier authenticates the requests RequiresAuth selects. A server
+	// must set it; only tests of a single surface leave it nil.
+	Verifier Verifier
+	// Limiter rate-limits authenticated callers.
+	Limiter *RateLimiter
+	// CORS is the cross-origin policy (off when empty).
+	CORS CORS
+	// HSTS adds Strict-Transport-Security (set when the public URL is
+	// https).
+	HSTS bool
+	// MaxBodyBytes, when positive, caps every request body as a last
+	// line of defence; endpoints apply their own, smaller caps.
+	MaxBodyBytes int64
+}
+
+// Chain wraps the router h in the service's middleware, outermost first:
+// request id, security headers, access log and metrics, panic recovery,
+// body cap, CORS, authentication (by path prefix, see RequiresAuth), rate
+// limit. Authentication and rate limits sit outside the router so that
+// every route under /pgx/ and /classifier_v2/ — including routes added
+// later and paths no route matches — is covered.
+func Chain(h http.Handler, o Options) http.Handler {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	router, _ := h.(*mux.Router)
+	h = RateLimit(o.Limiter)(h)
+	if o.Verifier != nil {
+		h = Authenticate(o.Verifier, o.Metrics)(h)
+	}
+	h = o.CORS.Middleware(h)
+	if o.MaxBodyBytes > 0 {
+		h = limitBody(o.MaxBodyBytes)(h)
+	}
+	h = Recover(h)
+	if router != nil {
+		h = routeOf(router)(h)
+	}
+	h = observe(o.Log, o.Metrics)(h)
+	h = SecurityHeaders(o.HSTS)(h)
+	return WithRequestID(h)
+}
+
+// routeOf labels requests answered before the router ran (401, 429,
+// preflights) with the template of the route they were sent to, so that
+// their log lines and metrics name it.
+func routeOf(router *mux.Router) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r)
+			info := infoFrom(r.Context())
+			info.mu.Lock()
+			unmatched := info.route == unmatchedRoute
+			info.mu.Unlock()
+			if !unmatched {
+				return
+			}
+			var m mux.RouteMatch
+			if router.Match(r, &m) && m.Route != nil && m.MatchErr == nil {
+				if tpl, err := m.Route.GetPathTemplate(); err == nil {
+					info.setRoute(tpl)
+				}
+			}
+		})
+	}
+}
+
+// limitBody caps every request body at max bytes.
+func limitBody(max int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > max {
+				WriteError(w, r, tooLarge(max))
+				return
+			}
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = http.MaxBytesReader(w, r.Body, max)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // NotFound answers every request with a 404 problem.
@@ -268,10 +473,12 @@ func MethodNotAllowed(router *mux.Router) http.Handler {
 
 // NewRouter returns a gorilla/mux router whose unknown routes answer 404
 // problems and whose known paths answer 405 problems (with Allow) for
-// other methods.
+// other methods. Matched routes report their path template to the access
+// log and the metrics.
 func NewRouter() *mux.Router {
 	r := mux.NewRouter()
 	r.NotFoundHandler = NotFound()
 	r.MethodNotAllowedHandler = MethodNotAllowed(r)
+	r.Use(tagRoute)
 	return r
 }

@@ -1,41 +1,41 @@
 // Package sqlstore stores the audit log (package audit) in a SQL database
-// through sqlx. SQLite (modernc.org/sqlite, WAL mode) in the data directory
-// is the embedded default. The code is organised around a dialect so that a
-// PostgreSQL backend is a new dialect value plus its migrations; until it
-// exists, Open rejects every URL that is not SQLite with ErrConfig.
+// through sqlx, with one implementation for two dialects: SQLite
+// (modernc.org/sqlite, WAL mode, synchronous FULL) in the data directory is
+// the embedded default; PostgreSQL (jackc/pgx/v5 through its database/sql
+// driver "pgx") is used when the database URL is a postgres URL.
 //
 // The schema is created by migrations embedded per dialect
 // (migrations/<dialect>/NNNN_name.sql), recorded in schema_migrations and
 // applied in order; applying them again is a no-op. Triggers reject every
-// UPDATE and DELETE of audit_log.
+// UPDATE of audit_log and every DELETE except the retention purge: a row may
+// be deleted only when a retention checkpoint covers it, and the database
+// accepts a checkpoint only for entries older than 365 days whose hash it
+// names correctly (see Purge and docs/operations.md).
+//
+// Appends use group commit: one writer goroutine takes every entry queued
+// while the previous transaction was committing and writes them in one
+// transaction; each caller gets its entry back only after that transaction
+// has committed.
 package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
+	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 )
-
-//go:embed migrations
-var migrationsFS embed.FS
 
 // ErrConfig is the kind of every error caused by the database
 // configuration (the URL or the data directory) rather than by the
@@ -45,16 +45,87 @@ var ErrConfig = errors.New("invalid audit store configuration")
 // ErrNotFound is returned by Entry when no entry has the id.
 var ErrNotFound = errors.New("audit entry not found")
 
+// ErrClosed is returned (wrapped with audit.ErrUnavailable) by Append after
+// Close.
+var ErrClosed = errors.New("audit store closed")
+
+// ErrNoLog is returned when Options.MustExist is set and the SQLite file
+// does not exist.
+var ErrNoLog = errors.New("no audit log")
+
+// ErrSchema is returned when the database schema is not the one this build
+// expects (migrations pending, or the database is newer than the build).
+var ErrSchema = errors.New("audit store schema is not current")
+
 // DBFileName is the name of the SQLite file in the data directory.
 const DBFileName = "audit.db"
 
 // acceptedForms names the database URLs Open accepts, for error messages.
-const acceptedForms = `accepted forms are "" (SQLite file ` + DBFileName + ` in the data directory) ` +
-	`and "sqlite:PATH" or "sqlite:///ABSOLUTE/PATH" (SQLite file at PATH)`
+const acceptedForms = `accepted forms are "" (SQLite file ` + DBFileName + ` in the data directory), ` +
+	`"sqlite:PATH" or "sqlite:///ABSOLUTE/PATH" (SQLite file at PATH) and ` +
+	`"postgres://USER@HOST:PORT/DATABASE?sslmode=..." (PostgreSQL; "postgresql://" also accepted)`
+
+// Defaults of Options.
+const (
+	DefaultMaxBatch      = 256
+	DefaultQueueSize     = 4096
+	DefaultCommitTimeout = 5 * time.Second
+	DefaultBusyTimeout   = 5 * time.Second
+)
+
+// MinRetention is the shortest retention the store accepts: the spec keeps
+// every entry 365 days, and the database triggers enforce the same floor.
+const MinRetention = 365 * 24 * time.Hour
+
+// CommitStats describes one group-commit transaction, for metrics.
+type CommitStats struct {
+	// Entries is the number of entries in the transaction.
+	Entries int
+	// Duration is the time from BEGIN to the end of COMMIT (or failure).
+	Duration time.Duration
+	// Err is nil when the transaction committed.
+	Err error
+}
+
+// Options tunes a Store. The zero value is the production default:
+// payloads stored, migrations applied on open.
+type Options struct {
+	// OmitPayloads stores only the request and response digests, not the
+	// payloads. By default the payloads are stored, since the log must
+	// prove what advice was given (see docs/operations.md for the PHI
+	// implications).
+	OmitPayloads bool
+	// NoMigrate makes Open refuse a database whose schema is not current
+	// instead of migrating it (run "pgxsafety migrate" first).
+	NoMigrate bool
+	// MustExist makes Open fail with ErrNoLog instead of creating a
+	// SQLite file that does not exist (for commands that only read or
+	// purge the log).
+	MustExist bool
+	// MaxBatch caps the entries of one transaction (DefaultMaxBatch).
+	MaxBatch int
+	// QueueSize is the number of entries that may wait for the writer
+	// (DefaultQueueSize); Append blocks (until its context ends) when the
+	// queue is full.
+	QueueSize int
+	// CommitTimeout bounds one group-commit transaction
+	// (DefaultCommitTimeout). When it expires the batch fails: its
+	// callers get errors and must not release their answers.
+	CommitTimeout time.Duration
+	// BusyTimeout is how long SQLite waits for a lock held by another
+	// connection (DefaultBusyTimeout). Ignored for PostgreSQL.
+	BusyTimeout time.Duration
+	// OnCommit, when set, is called by the writer after every
+	// transaction (for metrics). It must not block.
+	OnCommit func(CommitStats)
+	// Now is the clock recorded in schema_migrations and checkpoints
+	// (time.Now when nil). Entry times come from the entries themselves.
+	Now func() time.Time
+}
 
 // dialect is everything that differs between SQL backends.
 type dialect struct {
-	// name is the backend name reported by Backend ("sqlite").
+	// name is the backend name reported by Backend.
 	name string
 	// driver is the database/sql driver name.
 	driver string
@@ -64,10 +135,13 @@ type dialect struct {
 	// migrations is the directory of the dialect's migrations in
 	// migrationsFS.
 	migrations string
-	// lockForAppend is executed first in every append transaction to
-	// serialise writers across processes; empty when beginning the
-	// transaction already does (SQLite with _txlock=immediate).
-	lockForAppend string
+	// lockForWrite is executed first in every append, purge and migration
+	// transaction to serialise writers across processes; empty when
+	// beginning the transaction already does (SQLite with
+	// _txlock=immediate).
+	lockForWrite string
+	// lockForMigrate is executed first in every migration transaction.
+	lockForMigrate string
 }
 
 var sqliteDialect = dialect{
@@ -77,73 +151,193 @@ var sqliteDialect = dialect{
 	migrations: "migrations/sqlite",
 }
 
+var postgresDialect = dialect{
+	name:       "postgres",
+	driver:     "pgx",
+	bindType:   sqlx.DOLLAR,
+	migrations: "migrations/postgres",
+	// EXCLUSIVE conflicts with itself and with INSERT/DELETE but not with
+	// plain SELECT: appenders and purges of every replica queue here,
+	// readers (verify, export) do not.
+	lockForWrite: `LOCK TABLE audit_log IN EXCLUSIVE MODE`,
+	// A transaction-scoped advisory lock serialises the migrations of
+	// replicas starting at the same time. The key is arbitrary and fixed.
+	lockForMigrate: `SELECT pg_advisory_xact_lock(7262731205140329)`,
+}
+
+// Store is an audit log in a SQL database. It implements audit.Appender,
+// audit.Reader and audit.CheckpointReader and is safe for concurrent use.
+type Store struct {
+	db       *sqlx.DB
+	d        dialect
+	location string
+	opts     Options
+
+	queue   chan *pending
+	stopped chan struct{} // closed when the writer has drained the queue
+
+	// closeMu guards closed and the sends on queue: Close takes it for
+	// writing, so no Append sends on a closed channel.
+	closeMu   sync.RWMutex
+	closed    bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ audit.Appender         = (*Store)(nil)
+	_ audit.Reader           = (*Store)(nil)
+	_ audit.CheckpointReader = (*Store)(nil)
+)
+
+// Open opens (creating and migrating when needed) the audit store with the
+// default Options. See OpenWith.
+func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	return OpenWith(ctx, databaseURL, dataDir, Options{})
+}
+
+// OpenWith opens the audit store and starts its writer.
+//
+// databaseURL selects the backend: empty means the SQLite file audit.db in
+// dataDir (created with mode 0700 when missing); "sqlite:PATH" names
+// another SQLite file; "postgres://..." or "postgresql://..." is a
+// PostgreSQL connection URL (any pgx connection parameter, such as
+// sslmode or search_path, may be given in its query). Anything else is
+// rejected with an error wrapping ErrConfig that names the accepted forms;
+// the URL itself is never echoed, since it may hold a password.
+func OpenWith(ctx context.Context, databaseURL, dataDir string, opts Options) (*Store, error) {
+	s, err := openDB(ctx, databaseURL, dataDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.NoMigrate {
+		err = s.checkSchema(ctx)
+	} else {
+		_, err = s.Migrate(ctx)
+	}
+	if err == nil {
+		err = s.restrictFile()
+	}
+	if err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	s.queue = make(chan *pending, s.opts.QueueSize)
+	s.stopped = make(chan struct{})
+	go s.writer()
+	return s, nil
+}
+
+// MigrateDatabase applies the pending migrations of the database named by
+// databaseURL and dataDir (as for Open) and reports the schema version; it
+// starts no writer. It is what "pgxsafety migrate" runs.
+func MigrateDatabase(ctx context.Context, databaseURL, dataDir string, opts Options) (MigrationStatus, error) {
+	s, err := openDB(ctx, databaseURL, dataDir, opts)
+	if err != nil {
+		return MigrationStatus{}, err
+	}
+	defer s.db.Close()
+	st, err := s.Migrate(ctx)
+	if err != nil {
+		return st, err
+	}
+	return st, s.restrictFile()
+}
+
+// openDB resolves the configuration, opens the database and checks that
+// it answers. The returned Store has no writer.
+func openDB(ctx context.Context, databaseURL, dataDir string, opts Options) (*Store, error) {
+	d, target, err := resolve(databaseURL, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{d: d, opts: withDefaults(opts)}
+	switch d.name {
+	case "sqlite":
+		if s.opts.MustExist {
+			if _, err := os.Stat(target); err != nil {
+				return nil, fmt.Errorf("%w at %s", ErrNoLog, target)
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+			return nil, fmt.Errorf("audit store: create directory: %w", err)
+		}
+		// Create the file owner-only before SQLite opens it: SQLite gives
+		// its -wal and -shm files the database file's permissions.
+		if f, err := os.OpenFile(target, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			f.Close()
+		} else if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("audit store: create %s: %w", target, err)
+		}
+		s.location = target
+		s.db, err = sqlx.Open(d.driver, target+"?"+sqlitePragmas(s.opts.BusyTimeout))
+	case "postgres":
+		s.location = "postgres"
+		s.db, err = sqlx.Open(d.driver, target)
+		if err == nil {
+			s.db.SetMaxOpenConns(8)
+			s.db.SetMaxIdleConns(4)
+			s.db.SetConnMaxIdleTime(5 * time.Minute)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit store: open %s: %w", s.location, redactErr(err))
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("audit store: open %s: %w", s.location, redactErr(err))
+	}
+	return s, nil
+}
+
+// restrictFile makes the SQLite file and its -wal and -shm companions
+// readable by the service's user only: the log holds clinical requests.
+func (s *Store) restrictFile() error {
+	if s.d.name != "sqlite" {
+		return nil
+	}
+	if err := os.Chmod(s.location, 0o600); err != nil {
+		return fmt.Errorf("audit store: %w", err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Chmod(s.location+suffix, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("audit store: %w", err)
+		}
+	}
+	return nil
+}
+
+func withDefaults(o Options) Options {
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.CommitTimeout <= 0 {
+		o.CommitTimeout = DefaultCommitTimeout
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // sqlitePragmas are applied to every SQLite connection. busy_timeout makes
 // concurrent writers wait instead of failing; WAL lets readers run beside
 // the writer; synchronous FULL makes a committed entry durable; immediate
 // transactions take the write lock at BEGIN so the read of the chain head
 // and the insert cannot interleave with another process.
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-	"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
-
-// Store is an audit log in a SQL database. It implements audit.Appender
-// and audit.Reader and is safe for concurrent use.
-type Store struct {
-	db       *sqlx.DB
-	d        dialect
-	location string
-
-	// mu serialises appends within the process: each append reads the
-	// chain head and inserts the next entry in one transaction.
-	mu sync.Mutex
+func sqlitePragmas(busy time.Duration) string {
+	return "_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 }
 
-var (
-	_ audit.Appender = (*Store)(nil)
-	_ audit.Reader   = (*Store)(nil)
-)
-
-// Open opens (creating and migrating when needed) the audit store.
-//
-// databaseURL selects the backend: empty means the SQLite file audit.db in
-// dataDir (created with mode 0700 when missing); "sqlite:PATH" names
-// another SQLite file. Any other URL is rejected with an error wrapping
-// ErrConfig that names the accepted forms; the URL itself is never echoed,
-// since it may hold a password.
-func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
-	d, file, err := resolve(databaseURL, dataDir)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return nil, fmt.Errorf("audit store: create directory: %w", err)
-	}
-	db, err := sqlx.Open(d.driver, file+"?"+sqlitePragmas)
-	if err != nil {
-		return nil, fmt.Errorf("audit store: open %s: %w", file, err)
-	}
-	s := &Store{db: db, d: d, location: file}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *Store) init(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("audit store: open %s: %w", s.location, err)
-	}
-	if err := s.migrate(ctx); err != nil {
-		return err
-	}
-	// The log holds clinical requests: only the service's user may read it.
-	if err := os.Chmod(s.location, 0o600); err != nil {
-		return fmt.Errorf("audit store: %w", err)
-	}
-	return nil
-}
-
-// resolve maps the configuration to a dialect and a SQLite file path.
+// resolve maps the configuration to a dialect and a SQLite file path or a
+// PostgreSQL connection string.
 func resolve(databaseURL, dataDir string) (dialect, string, error) {
 	u := strings.TrimSpace(databaseURL)
 	var file string
@@ -159,12 +353,19 @@ func resolve(databaseURL, dataDir string) (dialect, string, error) {
 		if file == "" {
 			return dialect{}, "", fmt.Errorf("%w: sqlite URL without a path; %s", ErrConfig, acceptedForms)
 		}
+	case strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://"):
+		pu, err := url.Parse(u)
+		if err != nil || pu.Host == "" && pu.Query().Get("host") == "" {
+			// url.Parse errors quote the URL: never pass them on.
+			return dialect{}, "", fmt.Errorf("%w: the PostgreSQL URL does not parse or names no host; %s", ErrConfig, acceptedForms)
+		}
+		return postgresDialect, u, nil
 	default:
 		scheme := "unrecognised"
 		if i := strings.Index(u, ":"); i > 0 && !strings.ContainsAny(u[:i], "/@?#") {
 			scheme = strconv.Quote(u[:i])
 		}
-		return dialect{}, "", fmt.Errorf("%w: database URL scheme %s is not supported by this build; %s",
+		return dialect{}, "", fmt.Errorf("%w: database URL scheme %s is not supported; %s",
 			ErrConfig, scheme, acceptedForms)
 	}
 	if strings.ContainsAny(file, "?#") {
@@ -173,301 +374,56 @@ func resolve(databaseURL, dataDir string) (dialect, string, error) {
 	return sqliteDialect, file, nil
 }
 
-// Backend names the backend ("sqlite").
-func (s *Store) Backend() string { return s.d.name }
-
-// Location is where the log is kept: the SQLite file path.
-func (s *Store) Location() string { return s.location }
-
-// Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("audit store: %w", err)
+// redactErr hides connection strings that a driver error might quote.
+// pgx's connect errors name host, user and database but never the
+// password; parse errors of a connection string may quote it, so they are
+// replaced.
+func redactErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	msg := err.Error()
+	if strings.Contains(msg, "postgres://") || strings.Contains(msg, "postgresql://") || strings.Contains(msg, "password=") {
+		return errors.New("cannot connect (the driver's message quotes the connection string and is withheld)")
+	}
+	return err
 }
 
-// Close closes the database. Appends after Close fail.
-func (s *Store) Close() error { return s.db.Close() }
+// Backend names the backend: "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.d.name }
+
+// Location is where the log is kept: the SQLite file path, or "postgres"
+// (the connection URL is never reported).
+func (s *Store) Location() string { return s.location }
+
+// Ping reports whether the database answers and its schema is current.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("audit store: %w", redactErr(err))
+	}
+	return s.checkSchema(ctx)
+}
+
+// Close stops accepting entries, waits until every queued entry is
+// committed (or has failed), and closes the database. Appends after Close
+// fail with an error wrapping ErrClosed. Close is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
+		close(s.queue)
+		s.closeMu.Unlock()
+		<-s.stopped
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
 
 func (s *Store) q(query string) string { return sqlx.Rebind(s.d.bindType, query) }
 
-// migration is one embedded schema change.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+// storedTimeFormat is the layout of the time column: fixed width, so that
+// text order is time order (range queries and the retention trigger
+// compare the text). It parses back with audit.TimeFormat.
+const storedTimeFormat = "2006-01-02T15:04:05.000000000Z"
 
-func loadMigrations(dir string) ([]migration, error) {
-	ents, err := fs.ReadDir(migrationsFS, dir)
-	if err != nil {
-		return nil, fmt.Errorf("audit store: migrations: %w", err)
-	}
-	var ms []migration
-	for _, ent := range ents {
-		name := ent.Name()
-		if ent.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("audit store: migration %s: name must be NNNN_name.sql", name)
-		}
-		b, err := fs.ReadFile(migrationsFS, path.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("audit store: migration %s: %w", name, err)
-		}
-		ms = append(ms, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("audit store: migrations %s and %s share version %d", ms[i-1].name, ms[i].name, ms[i].version)
-		}
-	}
-	return ms, nil
-}
-
-// migrate applies every embedded migration not yet recorded in
-// schema_migrations, in version order, each in its own transaction.
-func (s *Store) migrate(ctx context.Context) error {
-	ms, err := loadMigrations(s.d.migrations)
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER PRIMARY KEY,
-    name       TEXT NOT NULL,
-    applied_at TEXT NOT NULL
-)`); err != nil {
-		return fmt.Errorf("audit store: create schema_migrations: %w", err)
-	}
-	for _, m := range ms {
-		if err := s.apply(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Store) apply(ctx context.Context, m migration) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("audit store: migration %s: %w", m.name, err)
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.GetContext(ctx, &n, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.version); err != nil {
-		return fmt.Errorf("audit store: migration %s: %w", m.name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("audit store: migration %s: %w", m.name, err)
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
-		m.version, m.name, time.Now().UTC().Format(audit.TimeFormat)); err != nil {
-		return fmt.Errorf("audit store: migration %s: %w", m.name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("audit store: migration %s: %w", m.name, err)
-	}
-	return nil
-}
-
-// row is one audit_log row.
-type row struct {
-	Seq              int64  `db:"seq"`
-	ID               string `db:"id"`
-	Time             string `db:"time"`
-	PrincipalSubject string `db:"principal_subject"`
-	PrincipalIssuer  string `db:"principal_issuer"`
-	PrincipalName    string `db:"principal_name"`
-	PrincipalEmail   string `db:"principal_email"`
-	Endpoint         string `db:"endpoint"`
-	RequestID        string `db:"request_id"`
-	KnowledgeVersion string `db:"knowledge_version"`
-	RequestDigest    string `db:"request_digest"`
-	ResponseDigest   string `db:"response_digest"`
-	Request          []byte `db:"request"`
-	Response         []byte `db:"response"`
-	PrevHash         string `db:"prev_hash"`
-	EntryHash        string `db:"entry_hash"`
-}
-
-const columns = `seq, id, time, principal_subject, principal_issuer, principal_name, principal_email,
-    endpoint, request_id, knowledge_version, request_digest, response_digest, request, response,
-    prev_hash, entry_hash`
-
-func (r row) entry() (audit.Entry, error) {
-	t, err := time.Parse(audit.TimeFormat, r.Time)
-	if err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: entry %d: bad time %q: %w", r.Seq, r.Time, err)
-	}
-	return audit.Entry{
-		ID:       r.ID,
-		Sequence: r.Seq,
-		Time:     t.UTC(),
-		Principal: audit.Principal{
-			Subject: r.PrincipalSubject,
-			Issuer:  r.PrincipalIssuer,
-			Name:    r.PrincipalName,
-			Email:   r.PrincipalEmail,
-		},
-		Endpoint:         r.Endpoint,
-		RequestID:        r.RequestID,
-		KnowledgeVersion: r.KnowledgeVersion,
-		RequestDigest:    r.RequestDigest,
-		ResponseDigest:   r.ResponseDigest,
-		Request:          nilIfEmpty(r.Request),
-		Response:         nilIfEmpty(r.Response),
-		PrevHash:         r.PrevHash,
-		EntryHash:        r.EntryHash,
-	}, nil
-}
-
-func nilIfEmpty(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
-// Append assigns e its ID, Sequence, PrevHash and EntryHash, stores it and
-// returns it once the transaction has committed (durable: SQLite runs with
-// synchronous FULL). e.Time must be set: the log records the service's
-// clock, not the store's. Appends are serialised; each is one transaction.
-func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
-	if e.Time.IsZero() {
-		return audit.Entry{}, errors.New("audit store: entry has no time")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: append: %w", err)
-	}
-	defer tx.Rollback()
-	if s.d.lockForAppend != "" {
-		if _, err := tx.ExecContext(ctx, s.d.lockForAppend); err != nil {
-			return audit.Entry{}, fmt.Errorf("audit store: append: lock: %w", err)
-		}
-	}
-
-	var head struct {
-		Seq  int64  `db:"seq"`
-		Hash string `db:"entry_hash"`
-	}
-	err = tx.GetContext(ctx, &head, `SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1`)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		head.Seq, head.Hash = 0, audit.GenesisHash
-	case err != nil:
-		return audit.Entry{}, fmt.Errorf("audit store: append: read chain head: %w", err)
-	}
-
-	id, err := newID(e.Time)
-	if err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: append: %w", err)
-	}
-	e.ID = id
-	e.Sequence = head.Seq + 1
-	e.Time = e.Time.UTC()
-	e.Request = nilIfEmpty(e.Request)
-	e.Response = nilIfEmpty(e.Response)
-	e.PrevHash = head.Hash
-	e.EntryHash = audit.Hash(e.PrevHash, e)
-
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO audit_log (`+columns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		e.Sequence, e.ID, e.Time.Format(audit.TimeFormat),
-		e.Principal.Subject, e.Principal.Issuer, e.Principal.Name, e.Principal.Email,
-		e.Endpoint, e.RequestID, e.KnowledgeVersion, e.RequestDigest, e.ResponseDigest,
-		e.Request, e.Response, e.PrevHash, e.EntryHash)
-	if err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: append: insert: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: append: commit: %w", err)
-	}
-	return e, nil
-}
-
-// Entries calls fn for every entry with Sequence >= from, in sequence
-// order. It stops at, and returns, the first error of fn.
-func (s *Store) Entries(ctx context.Context, from int64, fn func(audit.Entry) error) error {
-	rows, err := s.db.QueryxContext(ctx, s.q(`SELECT `+columns+` FROM audit_log WHERE seq >= ? ORDER BY seq`), from)
-	if err != nil {
-		return fmt.Errorf("audit store: read: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r row
-		if err := rows.StructScan(&r); err != nil {
-			return fmt.Errorf("audit store: read: %w", err)
-		}
-		e, err := r.entry()
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("audit store: read: %w", err)
-	}
-	return nil
-}
-
-// Entry returns the entry with the given id, or an error wrapping
-// ErrNotFound.
-func (s *Store) Entry(ctx context.Context, id string) (audit.Entry, error) {
-	var r row
-	err := s.db.GetContext(ctx, &r, s.q(`SELECT `+columns+` FROM audit_log WHERE id = ?`), id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return audit.Entry{}, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	if err != nil {
-		return audit.Entry{}, fmt.Errorf("audit store: read: %w", err)
-	}
-	return r.entry()
-}
-
-// idPrefix starts every audit entry id.
-const idPrefix = "aud_"
-
-// crockford is the Crockford base-32 alphabet (no I, L, O, U).
-const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-// newID returns "aud_" followed by 26 Crockford base-32 characters of a
-// 128-bit value: the 48-bit Unix millisecond time of t (so ids sort
-// roughly by time) and 80 bits from crypto/rand (so ids never collide,
-// even under a fixed clock).
-func newID(t time.Time) (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[6:]); err != nil {
-		return "", fmt.Errorf("random id: %w", err)
-	}
-	ms := t.UnixMilli()
-	if ms < 0 {
-		ms = 0
-	}
-	ms &= 1<<48 - 1
-	for i := 5; i >= 0; i-- {
-		b[i] = byte(ms)
-		ms >>= 8
-	}
-	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-	var out [26]byte
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return idPrefix + string(out[:]), nil
-}
+func formatStoredTime(t time.Time) string { return t.UTC().Format(storedTimeFormat) }

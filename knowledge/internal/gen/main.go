@@ -143,6 +143,7 @@ func Generate(dataDir string) (map[string][]byte, error) {
 		b.buildCommunities,
 		b.buildHerbs,
 		b.buildMeta,
+		b.buildClassifier, // classifier.go
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -177,6 +178,9 @@ func Generate(dataDir string) (map[string][]byte, error) {
 	put(kbfile.Warfarin, b.kb.Warfarin)
 	put(kbfile.MetaFile, b.meta)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.classifierFiles(files); err != nil { // classifier.go
 		return nil, err
 	}
 	files[kbfile.Readme] = []byte(b.readme())
@@ -218,6 +222,7 @@ type builder struct {
 	cpicRecDrugs  map[string]bool
 	dpwgOnlyDrugs map[string]bool
 	meta          kbfile.Meta
+	cls           *engine.ClassifierKnowledge // classifier.go
 }
 
 // checkCitations makes sure every row names at least one source and only

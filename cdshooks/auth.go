@@ -1,0 +1,516 @@
+package cdshooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/fhir"
+)
+
+// EHR-JWT rules (docs/cds-hooks.md §5).
+const (
+	// ClockSkew is the tolerance on exp, iat and nbf.
+	ClockSkew = 60 * time.Second
+	// MaxTokenLifetime bounds exp − iat: a CDS client mints a short-lived
+	// token per call. It also bounds how long a jti is remembered.
+	MaxTokenLifetime = 5 * time.Minute
+	// keySetTTL is how long a fetched key set is used before it is fetched
+	// again; keySetMinRefresh is the shortest interval between fetches
+	// caused by an unknown kid (key rotation).
+	keySetTTL        = 10 * time.Minute
+	keySetMinRefresh = 30 * time.Second
+	// maxKeySetBytes bounds a JWKS document; maxTokenBytes a token.
+	maxKeySetBytes = 256 << 10
+	maxTokenBytes  = 16 << 10
+	// keySetTimeout bounds one JWKS fetch.
+	keySetTimeout = 5 * time.Second
+)
+
+// DefaultAlgorithms are the signature algorithms accepted when a trusted
+// client names none (CDS Hooks 2.0 names ES384 and RS384).
+var DefaultAlgorithms = []string{"ES384", "RS384"}
+
+// asymmetric lists the algorithms a trusted client may allow: never none
+// and never an HMAC.
+var asymmetric = map[string]jwa.SignatureAlgorithm{
+	"ES256": jwa.ES256, "ES384": jwa.ES384, "ES512": jwa.ES512,
+	"RS256": jwa.RS256, "RS384": jwa.RS384, "RS512": jwa.RS512,
+	"PS256": jwa.PS256, "PS384": jwa.PS384, "PS512": jwa.PS512,
+	"EdDSA": jwa.EdDSA,
+}
+
+// TrustedClient is one entry of the PGXSAFETY_CDS_CLIENTS file.
+type TrustedClient struct {
+	// Iss is the client's issuer, compared exactly with the token's iss.
+	Iss string `json:"iss"`
+	// JWKSURL (https) or JWKSFile holds the client's public keys; exactly
+	// one is given.
+	JWKSURL  string `json:"jwks_url,omitempty"`
+	JWKSFile string `json:"jwks_file,omitempty"`
+	// JKUAllowlist lists the key-set URLs a token's jku header may name;
+	// a jku not listed is refused without being fetched.
+	JKUAllowlist []string `json:"jku_allowlist,omitempty"`
+	// Algorithms accepted; DefaultAlgorithms when empty.
+	Algorithms []string `json:"algorithms,omitempty"`
+	// Tenant, when set, must equal the token's tenant claim.
+	Tenant string `json:"tenant,omitempty"`
+}
+
+// LoadClients reads and checks a trusted-clients file: a JSON array of
+// TrustedClient, unknown keys refused.
+func LoadClients(path string) ([]TrustedClient, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("CDS clients file: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var cs []TrustedClient
+	if err := dec.Decode(&cs); err != nil {
+		return nil, fmt.Errorf("CDS clients file %s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("CDS clients file %s: more than one JSON value", path)
+	}
+	if err := checkClients(cs); err != nil {
+		return nil, fmt.Errorf("CDS clients file %s: %w", path, err)
+	}
+	return cs, nil
+}
+
+func checkClients(cs []TrustedClient) error {
+	if len(cs) == 0 {
+		return errors.New("no clients listed")
+	}
+	var problems []string
+	seen := map[string]bool{}
+	for i, c := range cs {
+		at := fmt.Sprintf("client %d", i)
+		if strings.TrimSpace(c.Iss) == "" {
+			problems = append(problems, at+": iss is required")
+		} else if seen[c.Iss] {
+			problems = append(problems, at+": iss "+c.Iss+" is listed twice")
+		}
+		seen[c.Iss] = true
+		switch {
+		case (c.JWKSURL == "") == (c.JWKSFile == ""):
+			problems = append(problems, at+": give exactly one of jwks_url and jwks_file")
+		case c.JWKSURL != "":
+			if _, err := fhir.CheckServerURL(c.JWKSURL); err != nil {
+				problems = append(problems, at+": jwks_url must be an https URL")
+			}
+		}
+		for _, j := range c.JKUAllowlist {
+			if _, err := fhir.CheckServerURL(j); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: jku_allowlist entry %q must be an https URL", at, j))
+			}
+		}
+		for _, a := range c.Algorithms {
+			if _, ok := asymmetric[a]; !ok {
+				problems = append(problems, fmt.Sprintf("%s: algorithm %q is not allowed (asymmetric algorithms only: never none or HMAC)", at, a))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// AuthError is a refused EHR token: 401. Reason is safe to show (it never
+// holds the token).
+type AuthError struct{ Reason string }
+
+// Error describes the refusal.
+func (e *AuthError) Error() string { return "invalid CDS client token: " + e.Reason }
+
+func authErr(format string, args ...any) error {
+	return &AuthError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// ErrReplayCheck is returned (wrapped) when the jti replay cache cannot be
+// consulted: the call is refused with 503 rather than risk a replay.
+var ErrReplayCheck = errors.New("jti replay cache unavailable")
+
+// ReplayCache remembers token ids until they expire.
+type ReplayCache interface {
+	// Claim records key until the given time; it reports false when key
+	// is already recorded (a replay).
+	Claim(ctx context.Context, key string, until time.Time) (bool, error)
+}
+
+// Authenticator verifies the JWTs CDS clients send (CDS Hooks 2.0 "Trusting
+// CDS Clients").
+type Authenticator struct {
+	clients map[string]*clientKeys
+	replay  ReplayCache
+	now     func() time.Time
+	hc      *http.Client
+}
+
+type clientKeys struct {
+	TrustedClient
+	algs map[jwa.SignatureAlgorithm]bool
+	mu   sync.Mutex
+	sets map[string]*cachedSet // source (URL or "file:" path) → keys
+}
+
+type cachedSet struct {
+	set     jwk.Set
+	fetched time.Time
+}
+
+// NewAuthenticator returns an Authenticator for the trusted clients. hc
+// fetches key sets (nil: a client with the fetch timeout that follows no
+// redirects); now is the clock.
+func NewAuthenticator(clients []TrustedClient, replay ReplayCache, hc *http.Client, now func() time.Time) (*Authenticator, error) {
+	if err := checkClients(clients); err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		hc = &http.Client{
+			Timeout:       keySetTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	a := &Authenticator{clients: map[string]*clientKeys{}, replay: replay, now: now, hc: hc}
+	for _, c := range clients {
+		ck := &clientKeys{TrustedClient: c, algs: map[jwa.SignatureAlgorithm]bool{}, sets: map[string]*cachedSet{}}
+		algs := c.Algorithms
+		if len(algs) == 0 {
+			algs = DefaultAlgorithms
+		}
+		for _, n := range algs {
+			ck.algs[asymmetric[n]] = true
+		}
+		a.clients[c.Iss] = ck
+	}
+	return a, nil
+}
+
+var compactJWS = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$`)
+
+// claims are the registered claims CDS Hooks uses.
+type claims struct {
+	Iss    string          `json:"iss"`
+	Sub    string          `json:"sub"`
+	Aud    json.RawMessage `json:"aud"`
+	Exp    *json.Number    `json:"exp"`
+	Iat    *json.Number    `json:"iat"`
+	Nbf    *json.Number    `json:"nbf"`
+	Jti    string          `json:"jti"`
+	Tenant string          `json:"tenant"`
+}
+
+// Verify checks the Authorization header of a call to audience (the exact
+// URL called) and returns the caller. Failures are *AuthError (401), or
+// wrap ErrReplayCheck (503).
+func (a *Authenticator) Verify(ctx context.Context, authorization, audience string) (audit.Principal, error) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return audit.Principal{}, authErr("an Authorization: Bearer token is required")
+	}
+	tok = strings.TrimSpace(tok)
+	if len(tok) > maxTokenBytes || !compactJWS.MatchString(tok) {
+		return audit.Principal{}, authErr("the token is not a compact JWS")
+	}
+	msg, err := jws.Parse([]byte(tok))
+	if err != nil || len(msg.Signatures()) != 1 {
+		return audit.Principal{}, authErr("the token is not a compact JWS")
+	}
+	hdr := msg.Signatures()[0].ProtectedHeaders()
+	alg := hdr.Algorithm()
+	if !strings.EqualFold(hdr.Type(), "JWT") {
+		return audit.Principal{}, authErr(`the header must carry typ "JWT"`)
+	}
+	if hdr.KeyID() == "" {
+		return audit.Principal{}, authErr("the header must carry kid")
+	}
+	if len(hdr.Critical()) > 0 {
+		return audit.Principal{}, authErr("critical header parameters are not supported")
+	}
+	// The payload is read before verification only to find the issuer;
+	// nothing else is trusted until the signature is checked.
+	var unverified claims
+	if err := json.Unmarshal(msg.Payload(), &unverified); err != nil || unverified.Iss == "" {
+		return audit.Principal{}, authErr("the payload has no iss")
+	}
+	c, ok := a.clients[unverified.Iss]
+	if !ok {
+		return audit.Principal{}, authErr("the issuer is not a trusted CDS client")
+	}
+	if !c.algs[alg] {
+		return audit.Principal{}, authErr("algorithm %s is not accepted for this client", alg)
+	}
+	src := c.source()
+	if jku := hdr.JWKSetURL(); jku != "" {
+		allowed := false
+		for _, j := range c.JKUAllowlist {
+			if j == jku {
+				allowed = true
+			}
+		}
+		if !allowed {
+			return audit.Principal{}, authErr("the jku header names a key set that is not allowlisted for this client")
+		}
+		src = jku
+	}
+	key, err := a.key(ctx, c, src, hdr.KeyID())
+	if err != nil {
+		return audit.Principal{}, err
+	}
+	if ka := key.Algorithm().String(); ka != "" && ka != alg.String() {
+		return audit.Principal{}, authErr("the key is for %s, the token says %s", ka, alg)
+	}
+	if u := key.KeyUsage(); u != "" && u != "sig" {
+		return audit.Principal{}, authErr("the key is not a signing key")
+	}
+	payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, key))
+	if err != nil {
+		return audit.Principal{}, authErr("the signature does not verify")
+	}
+	var cl claims
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&cl); err != nil {
+		return audit.Principal{}, authErr("the payload is not a JSON object")
+	}
+	if err := a.checkClaims(c, cl, audience); err != nil {
+		return audit.Principal{}, err
+	}
+	exp, _ := seconds(cl.Exp)
+	fresh, err := a.replay.Claim(ctx, replayKey(cl.Iss, cl.Jti), exp.Add(ClockSkew))
+	if err != nil {
+		return audit.Principal{}, fmt.Errorf("%w: %v", ErrReplayCheck, err)
+	}
+	if !fresh {
+		return audit.Principal{}, authErr("the token has been used before (jti replay)")
+	}
+	p := audit.Principal{Subject: cl.Sub, Issuer: cl.Iss}
+	if p.Subject == "" {
+		// CDS Hooks 2.0 does not require sub: the client is the caller.
+		p.Subject = "cds-client"
+	}
+	if cl.Tenant != "" {
+		p.Name = "tenant " + cl.Tenant
+	}
+	return p, nil
+}
+
+func (a *Authenticator) checkClaims(c *clientKeys, cl claims, audience string) error {
+	if cl.Iss != c.Iss {
+		return authErr("iss changed between the header check and verification")
+	}
+	if !audienceMatches(cl.Aud, audience) {
+		return authErr("aud must be the exact URL called")
+	}
+	now := a.now()
+	exp, ok := seconds(cl.Exp)
+	if !ok {
+		return authErr("exp is required")
+	}
+	iat, ok := seconds(cl.Iat)
+	if !ok {
+		return authErr("iat is required")
+	}
+	if !now.Before(exp.Add(ClockSkew)) {
+		return authErr("the token has expired")
+	}
+	if iat.After(now.Add(ClockSkew)) {
+		return authErr("iat is in the future")
+	}
+	if exp.Sub(iat) > MaxTokenLifetime {
+		return authErr("the token lives longer than %s (exp − iat)", MaxTokenLifetime)
+	}
+	if cl.Nbf != nil {
+		nbf, ok := seconds(cl.Nbf)
+		if !ok || nbf.After(now.Add(ClockSkew)) {
+			return authErr("the token is not valid yet (nbf)")
+		}
+	}
+	if strings.TrimSpace(cl.Jti) == "" || len(cl.Jti) > 256 {
+		return authErr("jti is required")
+	}
+	if c.Tenant != "" && cl.Tenant != c.Tenant {
+		return authErr("the tenant claim does not match this client")
+	}
+	return nil
+}
+
+// audienceMatches accepts aud as the audience string or a one-element
+// array holding it.
+func audienceMatches(raw json.RawMessage, audience string) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == audience
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		return len(ss) == 1 && ss[0] == audience
+	}
+	return false
+}
+
+func seconds(n *json.Number) (time.Time, bool) {
+	if n == nil {
+		return time.Time{}, false
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e11 {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(f), 0), true
+}
+
+func replayKey(iss, jti string) string {
+	h := sha256.Sum256([]byte(iss + "\x00" + jti))
+	return hex.EncodeToString(h[:])
+}
+
+func (c *clientKeys) source() string {
+	if c.JWKSURL != "" {
+		return c.JWKSURL
+	}
+	return "file:" + c.JWKSFile
+}
+
+// key returns the key with kid from the client's key set at src, fetching
+// the set when it is missing or stale, and again (at most every
+// keySetMinRefresh) when the kid is unknown: keys rotate.
+func (a *Authenticator) key(ctx context.Context, c *clientKeys, src, kid string) (jwk.Key, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := a.now()
+	cs := c.sets[src]
+	if cs == nil || now.Sub(cs.fetched) > keySetTTL {
+		if err := a.refresh(ctx, c, src); err != nil && cs == nil {
+			return nil, err
+		}
+		cs = c.sets[src]
+	}
+	if k, ok := cs.set.LookupKeyID(kid); ok {
+		return k, nil
+	}
+	if now.Sub(cs.fetched) >= keySetMinRefresh {
+		if err := a.refresh(ctx, c, src); err == nil {
+			if k, ok := c.sets[src].set.LookupKeyID(kid); ok {
+				return k, nil
+			}
+		}
+	}
+	return nil, authErr("no key with the token's kid in the client's key set")
+}
+
+// refresh fetches the key set at src into the cache (caller holds c.mu).
+func (a *Authenticator) refresh(ctx context.Context, c *clientKeys, src string) error {
+	var b []byte
+	if path, ok := strings.CutPrefix(src, "file:"); ok {
+		f, err := os.Open(path)
+		if err != nil {
+			return authErr("the client's key set cannot be read")
+		}
+		defer f.Close()
+		b, err = io.ReadAll(io.LimitReader(f, maxKeySetBytes+1))
+		if err != nil {
+			return authErr("the client's key set cannot be read")
+		}
+	} else {
+		u, err := url.Parse(src)
+		if err != nil {
+			return authErr("the client's key-set URL is invalid")
+		}
+		ctx, cancel := context.WithTimeout(ctx, keySetTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return authErr("the client's key-set URL is invalid")
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := a.hc.Do(req)
+		if err != nil {
+			return authErr("the client's key set cannot be fetched")
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return authErr("the client's key set cannot be fetched (status %d)", resp.StatusCode)
+		}
+		b, err = io.ReadAll(io.LimitReader(resp.Body, maxKeySetBytes+1))
+		if err != nil {
+			return authErr("the client's key set cannot be fetched")
+		}
+	}
+	if len(b) > maxKeySetBytes {
+		return authErr("the client's key set is too large")
+	}
+	set, err := jwk.Parse(b)
+	if err != nil {
+		return authErr("the client's key set is not a JWK Set")
+	}
+	// Only public keys are used, whatever the document holds.
+	pub, err := jwk.PublicSetOf(set)
+	if err != nil {
+		return authErr("the client's key set holds unusable keys")
+	}
+	c.sets[src] = &cachedSet{set: pub, fetched: a.now()}
+	return nil
+}
+
+// memoryReplay is the in-process jti cache.
+type memoryReplay struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	now  func() time.Time
+	// sweepAt is the size at which expired entries are swept.
+	sweepAt int
+}
+
+// maxReplayEntries bounds the in-memory cache: beyond it (after sweeping
+// expired entries) new tokens are refused rather than remembered less.
+const maxReplayEntries = 1 << 20
+
+// NewMemoryReplayCache returns a ReplayCache kept in memory (one process).
+func NewMemoryReplayCache(now func() time.Time) ReplayCache {
+	return &memoryReplay{seen: map[string]time.Time{}, now: now, sweepAt: 1024}
+}
+
+// Claim implements ReplayCache.
+func (m *memoryReplay) Claim(_ context.Context, key string, until time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if exp, ok := m.seen[key]; ok && now.Before(exp) {
+		return false, nil
+	}
+	if len(m.seen) >= m.sweepAt {
+		for k, exp := range m.seen {
+			if !now.Before(exp) {
+				delete(m.seen, k)
+			}
+		}
+		if len(m.seen) >= maxReplayEntries {
+			return false, errors.New("in-memory jti cache is full")
+		}
+		m.sweepAt = max(1024, 2*len(m.seen))
+	}
+	m.seen[key] = until
+	return true, nil
+}

@@ -1,0 +1,726 @@
+package cdshooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/fhir"
+)
+
+// MaxSummaryRunes bounds a card summary: CDS Hooks requires fewer than 140
+// characters.
+const MaxSummaryRunes = 139
+
+// Coding systems of the codings pgxsafety writes on cards.
+const (
+	TopicSystem          = "urn:pgxsafety:cds-topic"
+	OverrideReasonSystem = "urn:pgxsafety:override-reason"
+)
+
+// checked is one drug of one order with its engine result.
+type checked struct {
+	order fhir.MedicationOrder
+	drug  fhir.DrugMatch
+	req   engine.Request
+	res   engine.Result
+}
+
+// failedCheck is a drug the engine could not evaluate.
+type failedCheck struct {
+	order fhir.MedicationOrder
+	drug  fhir.DrugMatch
+	err   error
+}
+
+// cardBuilder turns the results of one hook call into cards.
+type cardBuilder struct {
+	s                *Server
+	call             *hookCall
+	data             map[string]*keyData
+	patient          fhir.PatientFacts
+	genomics         fhir.Genomics
+	active           fhir.Orders
+	results          []checked
+	failed           []failedCheck
+	unreadableDrafts []fhir.Issue
+}
+
+// build makes the cards: one per engine alert (finding), one per lab
+// implication pgxsafety could not check, one for genomic data that could
+// not be used, one per draft order that could not be read or checked.
+// Critical cards come first, then warnings, then information.
+func (b *cardBuilder) build() []Card {
+	var cards []Card
+	pgxRelevant := false
+	for _, c := range b.results {
+		if c.res.DrugRecognised && c.res.Sensitivity != "none" {
+			pgxRelevant = true
+		}
+		for i := range c.res.Alerts {
+			cards = append(cards, b.alertCard(c, i))
+		}
+		for _, im := range b.genomics.Implications {
+			if im.Drug == c.drug.Drug && !im.Resolved {
+				cards = append(cards, b.implicationCard(c, im))
+			}
+		}
+	}
+	if pgxRelevant {
+		if card, ok := b.genomicDataCard(); ok {
+			cards = append(cards, card)
+		}
+	}
+	for _, f := range b.failed {
+		cards = append(cards, b.failedCard(f))
+	}
+	for _, is := range b.unreadableDrafts {
+		cards = append(cards, b.unreadableCard(is))
+	}
+	rank := map[string]int{IndicatorCritical: 0, IndicatorWarning: 1, IndicatorInfo: 2}
+	sort.SliceStable(cards, func(i, j int) bool { return rank[cards[i].Indicator] < rank[cards[j].Indicator] })
+	if cards == nil {
+		cards = []Card{}
+	}
+	return cards
+}
+
+// indicator maps an engine severity to a card indicator.
+func indicator(sev string) string {
+	switch sev {
+	case engine.SeverityHigh.String():
+		return IndicatorCritical
+	case engine.SeverityModerate.String():
+		return IndicatorWarning
+	}
+	return IndicatorInfo
+}
+
+// stableUUID derives a UUID (RFC 9562 layout, version 8: custom) from the
+// parts. The same finding for the same patient and order gives the same
+// uuid in every call, so a retried call is idempotent and order-sign can
+// recognise a card shown at order-select.
+func stableUUID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	b := h.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x80
+	b[8] = b[8]&0x3f | 0x80
+	x := hex.EncodeToString(b)
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// truncate bounds s to MaxSummaryRunes runes.
+func truncate(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= MaxSummaryRunes {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:MaxSummaryRunes-1])) + "…"
+}
+
+// esc escapes text for GitHub-flavoured Markdown inline use.
+func esc(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#':
+			b.WriteByte('\\')
+		case '\n', '\r':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func capitalise(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return strings.ToUpper(string(r)) + s[n:]
+}
+
+// genotypeText names an alert's genotype ("CYP2C19 Poor Metabolizer (*2/*2)").
+func genotypeText(a engine.Alert) string {
+	var parts []string
+	for _, g := range a.Genotype {
+		if g.Diplotype != "" {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", g.Gene, g.Phenotype, g.Diplotype))
+		} else {
+			parts = append(parts, g.Phenotype)
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// alternativesOf returns the alert's alternatives that the engine
+// re-checked against the same genotype (safer_alternatives).
+func alternativesOf(res engine.Result, a engine.Alert) []engine.Alternative {
+	var out []engine.Alternative
+	for _, name := range a.Alternatives {
+		for _, sa := range res.SaferAlternatives {
+			if sa.Name == name {
+				out = append(out, sa)
+			}
+		}
+	}
+	return out
+}
+
+// cardID derives a card's uuid from the patient, the kind of card and its
+// content (order, drug, finding). The knowledge version is not part of it:
+// a card whose content a new knowledge version leaves unchanged is the
+// same card.
+func (b *cardBuilder) cardID(kind string, parts ...string) string {
+	return stableUUID(append([]string{kind, b.call.patientID}, parts...)...)
+}
+
+// alertCard builds the card of one engine alert.
+func (b *cardBuilder) alertCard(c checked, i int) Card {
+	a := c.res.Alerts[i]
+	drug := c.drug.Drug
+	alts := alternativesOf(c.res, a)
+	id := b.cardID("alert", orderName(c.order), drug, a.Category, a.Gene, a.Severity, a.Message, a.Recommendation)
+	card := Card{
+		UUID:      id,
+		Indicator: indicator(a.Severity),
+		Summary:   truncate(b.summary(c, a, alts)),
+		Detail:    b.alertDetail(c, i, alts),
+		Source:    b.source(c, a),
+	}
+	card.Suggestions = b.suggestions(c, a, alts, id)
+	if len(card.Suggestions) > 0 {
+		card.SelectionBehavior = "at-most-one"
+	}
+	card.OverrideReasons = overrideReasons(a.Category)
+	card.Links = b.links(a, id)
+	return card
+}
+
+func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternative) string {
+	drug := capitalise(c.drug.Drug)
+	src := firstNonEmpty(a.GuidanceSource, "CPIC")
+	switch a.Category {
+	case engine.CategoryConfirmed:
+		g := genotypeText(a)
+		if a.Severity == engine.SeverityHigh.String() {
+			if len(alts) > 0 {
+				names := make([]string, len(alts))
+				for i, x := range alts {
+					names[i] = x.Name
+				}
+				return fmt.Sprintf("%s: %s — %s: avoid; consider %s", drug, g, src, strings.Join(names, " or "))
+			}
+			return fmt.Sprintf("%s: %s — %s: avoid or use an alternative", drug, g, src)
+		}
+		return fmt.Sprintf("%s: %s — %s: change the dose or monitor", drug, g, src)
+	case engine.CategoryUnknown:
+		level := ""
+		if d, ok := b.s.kb.Drug(c.drug.Drug); ok {
+			for _, p := range d.Pairs {
+				if p.Gene == a.Gene {
+					level = " (CPIC level " + p.CPICLevel + ")"
+				}
+			}
+		}
+		return fmt.Sprintf("%s: no %s result available — consider %s genotyping first%s", drug, a.Gene, a.Gene, level)
+	}
+	return fmt.Sprintf("%s: India context — %s", drug, a.Message)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func httpsURL(u string) bool { return strings.HasPrefix(u, "https://") }
+
+func (b *cardBuilder) source(c checked, a engine.Alert) Source {
+	topic := &Coding{System: TopicSystem, Code: a.Category, Display: map[string]string{
+		engine.CategoryConfirmed:      "Pharmacogenomic finding from the patient's genotype",
+		engine.CategoryUnknown:        "Pharmacogenomic test recommended before prescribing",
+		engine.CategoryPopulationRisk: "India population context",
+	}[a.Category]}
+	if a.Guideline != nil && a.Guideline.Name != "" {
+		s := Source{Label: truncateLabel(firstNonEmpty(a.GuidanceSource, "CPIC") + " guideline: " + a.Guideline.Name), Topic: topic}
+		if httpsURL(a.Guideline.URL) {
+			s.URL = a.Guideline.URL
+		}
+		return s
+	}
+	s := Source{Label: "pgxsafety knowledge base (India context)", Topic: topic}
+	for _, ct := range citationsFor(c.res, alertIndex(c.res, a)) {
+		if httpsURL(ct.URL) {
+			s.URL = ct.URL
+			break
+		}
+	}
+	return s
+}
+
+func truncateLabel(s string) string {
+	if utf8.RuneCountInString(s) <= 200 {
+		return s
+	}
+	return string([]rune(s)[:199]) + "…"
+}
+
+func alertIndex(res engine.Result, a engine.Alert) int {
+	for i := range res.Alerts {
+		if res.Alerts[i].Message == a.Message && res.Alerts[i].Category == a.Category && res.Alerts[i].Gene == a.Gene {
+			return i
+		}
+	}
+	return -1
+}
+
+// citationsFor returns the citations of alert i.
+func citationsFor(res engine.Result, i int) []engine.Citation {
+	var out []engine.Citation
+	p := fmt.Sprintf("alerts[%d]", i)
+	for _, ct := range res.SourceCitations {
+		if ct.Field == p || strings.HasPrefix(ct.Field, p+".") {
+			out = append(out, ct)
+		}
+	}
+	return out
+}
+
+func (b *cardBuilder) links(a engine.Alert, cardID string) []Link {
+	var out []Link
+	if a.Guideline != nil && httpsURL(a.Guideline.URL) {
+		out = append(out, Link{Label: truncateLabel(firstNonEmpty(a.GuidanceSource, "CPIC") + " guideline: " + firstNonEmpty(a.Guideline.Name, a.Guideline.URL)),
+			URL: a.Guideline.URL, Type: "absolute"})
+	}
+	if l, ok := b.smartLink(cardID); ok {
+		out = append(out, l)
+	}
+	return out
+}
+
+// smartLink opens the SMART review app for a card, when a public URL is
+// configured.
+func (b *cardBuilder) smartLink(cardID string) (Link, bool) {
+	if b.s.public == nil {
+		return Link{}, false
+	}
+	ctx, _ := json.Marshal(map[string]string{"hookInstance": b.call.instance, "cardUuid": cardID})
+	return Link{Label: "Review in pgxsafety", URL: b.s.public.String() + SMARTLaunchPath, Type: "smart", AppContext: string(ctx)}, true
+}
+
+// overrideReasons are the reasons offered when a card is overridden.
+func overrideReasons(category string) []Coding {
+	if category == engine.CategoryUnknown {
+		return []Coding{
+			{Code: "result-held-elsewhere", System: OverrideReasonSystem, Display: "A genotype result exists outside this EHR"},
+			{Code: "treatment-cannot-wait", System: OverrideReasonSystem, Display: "Treatment cannot wait for a test result"},
+			{Code: "test-unavailable", System: OverrideReasonSystem, Display: "Genotype test not available"},
+		}
+	}
+	return []Coding{
+		{Code: "benefit-outweighs-risk", System: OverrideReasonSystem, Display: "Clinical benefit outweighs the pharmacogenomic risk"},
+		{Code: "previously-tolerated", System: OverrideReasonSystem, Display: "Patient has taken this drug before without problems"},
+		{Code: "alternative-unsuitable", System: OverrideReasonSystem, Display: "Alternatives are contraindicated or unavailable"},
+		{Code: "result-disputed", System: OverrideReasonSystem, Display: "Genotype result disputed or outdated"},
+	}
+}
+
+// suggestions builds a card's suggestions: replace the draft order with
+// each re-checked alternative (delete + create), cancel a drug to avoid
+// when the guideline names no alternative, or order the genotype test.
+func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alternative, cardID string) []Suggestion {
+	oc := fhir.OrderContext{PatientID: b.call.patientID, EncounterID: b.call.encounterID, Requester: b.call.userID}
+	drug := c.drug.Drug
+	var out []Suggestion
+	del := func() []Action {
+		if c.order.Ref == "" {
+			return nil
+		}
+		return []Action{{Type: "delete", Description: fmt.Sprintf("Cancel the draft order for %s (%s).", drug, c.order.Ref), ResourceID: c.order.Ref}}
+	}
+	switch {
+	case a.Category == engine.CategoryConfirmed && len(alts) > 0:
+		for _, alt := range alts {
+			var cuis []string
+			if d, ok := b.s.kb.Drug(alt.Name); ok {
+				cuis = d.RxNormCUIs
+			}
+			res, err := b.s.parser.BuildMedicationRequest(fhir.MedicationSuggestion{
+				OrderContext: oc, Drug: alt.Name, RxNormCUIs: cuis,
+				Note: fmt.Sprintf("Suggested by pgxsafety in place of %s: %s. Choose the product and dose.", drug, strings.TrimSuffix(a.Message, ".")),
+			})
+			if err != nil {
+				continue
+			}
+			coded := "coded by name only: pgxsafety's knowledge has no RxNorm code for it; choose the product and dose"
+			if len(cuis) > 0 {
+				coded = "RxNorm " + strings.Join(cuis, ", ") + " (ingredient); choose the product and dose"
+			}
+			label := fmt.Sprintf("Replace %s with %s", drug, alt.Name)
+			out = append(out, Suggestion{
+				Label:         label,
+				UUID:          stableUUID(cardID, "suggestion", label),
+				IsRecommended: len(alts) == 1 && a.Severity == engine.SeverityHigh.String(),
+				Actions:       append(del(), Action{Type: "create", Description: fmt.Sprintf("Order %s (%s).", alt.Name, coded), Resource: res}),
+			})
+		}
+	case a.Category == engine.CategoryConfirmed && a.Severity == engine.SeverityHigh.String() && c.order.Ref != "":
+		label := fmt.Sprintf("Cancel the %s order", drug)
+		out = append(out, Suggestion{Label: label, UUID: stableUUID(cardID, "suggestion", label), Actions: del()})
+	case a.Category == engine.CategoryUnknown && a.Gene != "":
+		res, err := b.s.parser.BuildServiceRequest(fhir.TestSuggestion{
+			OrderContext: oc,
+			Text:         a.Gene + " genotype",
+			Reason:       fmt.Sprintf("Pharmacogenomic test before %s (%s)", drug, firstNonEmpty(guidelineName(a), "CPIC guideline")),
+			Note:         "Suggested by pgxsafety: " + a.Action,
+		})
+		if err != nil {
+			return nil
+		}
+		label := fmt.Sprintf("Order a %s genotype test", a.Gene)
+		out = append(out, Suggestion{
+			Label: label, UUID: stableUUID(cardID, "suggestion", label), IsRecommended: true,
+			Actions: []Action{{Type: "create", Description: fmt.Sprintf("Order a %s genotype test (coded by name only: choose the laboratory's test).", a.Gene), Resource: res}},
+		})
+	}
+	return out
+}
+
+func guidelineName(a engine.Alert) string {
+	if a.Guideline == nil {
+		return ""
+	}
+	return a.Guideline.Name
+}
+
+// alertDetail writes the card detail in GitHub-flavoured Markdown.
+func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) string {
+	a := c.res.Alerts[i]
+	var d strings.Builder
+	fmt.Fprintf(&d, "**Finding.** %s\n\n", esc(a.Message))
+	fmt.Fprintf(&d, "**Order:** %s — %s (identified by %s).\n\n", esc(orderName(c.order)), esc(firstNonEmpty(c.order.Label, c.drug.Drug)), esc(c.drug.Via))
+	if len(a.Genotype) > 0 {
+		d.WriteString("| Gene | Diplotype | Phenotype | Activity score |\n|---|---|---|---|\n")
+		for _, g := range a.Genotype {
+			fmt.Fprintf(&d, "| %s | %s | %s | %s |\n", esc(g.Gene), cell(g.Diplotype), cell(g.Phenotype), cell(g.ActivityScore))
+		}
+		d.WriteString("\n")
+	}
+	src := firstNonEmpty(a.GuidanceSource, "CPIC")
+	if a.Recommendation != "" {
+		var meta []string
+		if a.Classification != "" {
+			meta = append(meta, "strength: "+a.Classification)
+		}
+		if a.EvidenceLevel != "" {
+			meta = append(meta, "evidence level "+a.EvidenceLevel)
+		}
+		if a.Population != "" {
+			meta = append(meta, "population: "+a.Population)
+		}
+		fmt.Fprintf(&d, "**%s recommendation**", esc(src))
+		if len(meta) > 0 {
+			fmt.Fprintf(&d, " (%s)", esc(strings.Join(meta, "; ")))
+		}
+		fmt.Fprintf(&d, ": %s\n\n", esc(a.Recommendation))
+	} else if a.Action != "" {
+		fmt.Fprintf(&d, "**Action:** %s", esc(a.Action))
+		if a.EvidenceLevel != "" {
+			fmt.Fprintf(&d, " (evidence level %s)", esc(a.EvidenceLevel))
+		}
+		d.WriteString("\n\n")
+	}
+	list(&d, "Implications", a.Implications)
+	if len(alts) > 0 {
+		var xs []string
+		for _, x := range alts {
+			xs = append(xs, x.Name+": "+x.Rationale)
+		}
+		list(&d, "Alternatives (each re-checked against this genotype)", xs)
+	}
+	list(&d, "Laboratory interpretation", b.labNotes(c.drug.Drug))
+	if a.Category == engine.CategoryUnknown {
+		list(&d, "Genomic data", b.genomicAvailability())
+	}
+	list(&d, "India context", b.indiaContext(c.res, a))
+	list(&d, "Based on", b.basedOn(c))
+	list(&d, "Assumptions", a.Assumptions)
+	list(&d, "Notes", c.res.Warnings)
+	var cites []string
+	for _, ct := range citationsFor(c.res, i) {
+		s := ct.Source
+		if ct.EvidenceLevel != "" {
+			s += " (evidence " + ct.EvidenceLevel + ")"
+		}
+		if ct.URL != "" {
+			s += " — " + ct.URL
+		}
+		cites = append(cites, s)
+	}
+	list(&d, "Sources", cites)
+	fmt.Fprintf(&d, "Knowledge version %s.", esc(c.res.KnowledgeVersion))
+	return d.String()
+}
+
+func cell(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return esc(s)
+}
+
+// list writes a titled bullet list (nothing when items is empty).
+func list(d *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(d, "**%s:**\n", esc(title))
+	for _, it := range items {
+		fmt.Fprintf(d, "- %s\n", esc(it))
+	}
+	d.WriteString("\n")
+}
+
+// labNotes lists the lab's therapeutic implications for the drug.
+func (b *cardBuilder) labNotes(drug string) []string {
+	var out []string
+	for _, im := range b.genomics.Implications {
+		if im.Drug != drug {
+			continue
+		}
+		s := fmt.Sprintf("%s reports %q for %s", im.Ref, firstNonEmpty(im.Phenotype, "an implication"), firstNonEmpty(im.Medication, drug))
+		if im.Effective != "" {
+			s += " (" + im.Effective + ")"
+		}
+		if im.Resolved {
+			s += "; the genotype it derives from was used in this check"
+		} else {
+			s += "; the genotype it derives from was not among the results sent, so pgxsafety could not check it"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// genomicAvailability says where the genomic data came from and what
+// could not be used, for cards that rest on the absence of a result.
+func (b *cardBuilder) genomicAvailability() []string {
+	var out []string
+	if kd := b.data[KeyGenomics]; kd != nil {
+		switch {
+		case kd.Error != "":
+			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Error+"): a result may exist.")
+		case len(b.genomics.Results) == 0:
+			out = append(out, fmt.Sprintf("No genomic results (Genotype, Haplotype, Variant, Therapeutic Implication Observations) were found (from %s).", kd.Source))
+		default:
+			out = append(out, fmt.Sprintf("%d genomic result(s) were read (from %s); none covers this gene.", len(b.genomics.Results), kd.Source))
+		}
+	}
+	for _, is := range b.genomics.Issues {
+		if is.Genomic && is.Severity == fhir.IssueError {
+			out = append(out, is.Ref+" could not be used: "+is.Message)
+		}
+	}
+	return out
+}
+
+// indiaContext lists the Indian context of the result when the patient's
+// state is known.
+func (b *cardBuilder) indiaContext(res engine.Result, a engine.Alert) []string {
+	ic := res.IndianContext
+	if !ic.StateRecognised {
+		return nil
+	}
+	out := []string{"State (patient's address): " + firstNonEmpty(ic.StateNormalised, ic.State)}
+	for _, r := range ic.EndemicRisks {
+		s := r.Risk
+		if r.Note != "" {
+			s += " (" + r.Note + ")"
+		}
+		out = append(out, s)
+	}
+	for _, pf := range ic.PopulationFrequencies {
+		if a.Gene != "" && pf.Gene != a.Gene {
+			continue
+		}
+		s := fmt.Sprintf("%s %s %s:", pf.Variant, pf.Gene, pf.Allele)
+		if pf.AFIndia != nil {
+			s += fmt.Sprintf(" India %.4f", *pf.AFIndia)
+			if pf.AFIndiaBasis != "" {
+				s += " (" + pf.AFIndiaBasis + ")"
+			}
+		} else {
+			s += " no Indian frequency in the knowledge"
+		}
+		if pf.AFGlobal != nil {
+			s += fmt.Sprintf(", global %.4f", *pf.AFGlobal)
+		}
+		out = append(out, s)
+	}
+	for _, h := range ic.TraditionalMedicine {
+		s := fmt.Sprintf("%s (%s)", h.Herb, h.Botanical)
+		if h.Effect != "" {
+			s += ": " + h.Effect
+		}
+		out = append(out, s)
+	}
+	if len(out) == 1 {
+		return nil // the state alone adds nothing to the card
+	}
+	return out
+}
+
+// basedOn lists the inputs of the check: results used, patient facts,
+// indication, and the draft order's own problems.
+func (b *cardBuilder) basedOn(c checked) []string {
+	var out []string
+	for _, r := range b.genomics.UsedResults() {
+		if r.Kind == fhir.KindImplication {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s %s", r.Ref, r.Kind, firstNonEmpty(r.Value, r.Gene))
+		var when []string
+		if r.Status != "" {
+			when = append(when, r.Status)
+		}
+		if r.Effective != "" {
+			when = append(when, "effective "+r.Effective)
+		}
+		if r.Issued != "" {
+			when = append(when, "issued "+r.Issued)
+		}
+		if r.SpecimenCollected != "" {
+			when = append(when, "specimen collected "+r.SpecimenCollected)
+		}
+		if len(when) > 0 {
+			s += " (" + strings.Join(when, ", ") + ")"
+		}
+		out = append(out, s)
+	}
+	var facts []string
+	if b.patient.Sex != "" {
+		facts = append(facts, b.patient.Sex)
+	}
+	if b.patient.AgeYears != nil {
+		facts = append(facts, fmt.Sprintf("%.0f years", *b.patient.AgeYears))
+	}
+	if b.patient.State != "" {
+		facts = append(facts, b.patient.State)
+	}
+	if len(facts) > 0 {
+		out = append(out, fmt.Sprintf("%s: %s", b.patient.Ref, strings.Join(facts, ", ")))
+	}
+	if c.order.Indication != "" {
+		out = append(out, "Indication (order reasonCode): "+c.order.Indication)
+	}
+	if c.order.Partial != "" {
+		out = append(out, orderName(c.order)+" was "+c.order.Partial)
+	}
+	for _, mo := range b.active.Medications {
+		for _, d := range mo.Drugs {
+			if d.Drug == c.drug.Drug {
+				s := fmt.Sprintf("The patient already has an active order for %s (%s", d.Drug, orderName(mo))
+				if mo.AuthoredOn != "" {
+					s += ", authored " + mo.AuthoredOn
+				}
+				out = append(out, s+")")
+			}
+		}
+	}
+	return out
+}
+
+// implicationCard reports a lab's therapeutic implication for a drug being
+// ordered whose genotype pgxsafety did not receive.
+func (b *cardBuilder) implicationCard(c checked, im fhir.Implication) Card {
+	id := b.cardID("implication", orderName(c.order), c.drug.Drug, im.Ref, im.Phenotype)
+	var d strings.Builder
+	fmt.Fprintf(&d, "The laboratory's Therapeutic Implication %s says **%s** for %s", esc(im.Ref), esc(firstNonEmpty(im.Phenotype, "(no phenotype given)")), esc(firstNonEmpty(im.Medication, c.drug.Drug)))
+	if im.Effective != "" {
+		fmt.Fprintf(&d, " (%s)", esc(im.Effective))
+	}
+	d.WriteString(". The genotype it derives from was not among the results sent")
+	if len(im.DerivedFrom) > 0 {
+		fmt.Fprintf(&d, " (%s)", esc(strings.Join(im.DerivedFrom, ", ")))
+	}
+	d.WriteString(", so pgxsafety could not check it against its guidelines. Review the laboratory report before signing.\n\n")
+	fmt.Fprintf(&d, "**Order:** %s — %s.", esc(orderName(c.order)), esc(firstNonEmpty(c.order.Label, c.drug.Drug)))
+	card := Card{
+		UUID:            id,
+		Summary:         truncate(fmt.Sprintf("%s: lab reports “%s” — not checked: its genotype was not sent", capitalise(c.drug.Drug), firstNonEmpty(im.Phenotype, "an implication"))),
+		Detail:          d.String(),
+		Indicator:       IndicatorWarning,
+		Source:          Source{Label: "Laboratory Therapeutic Implication (FHIR Genomics Reporting)", Topic: &Coding{System: TopicSystem, Code: "lab-implication", Display: "Laboratory interpretation not checked by pgxsafety"}},
+		OverrideReasons: overrideReasons(engine.CategoryConfirmed),
+	}
+	if l, ok := b.smartLink(id); ok {
+		card.Links = []Link{l}
+	}
+	return card
+}
+
+// genomicDataCard reports genomic results that could not be used.
+func (b *cardBuilder) genomicDataCard() (Card, bool) {
+	var items []string
+	if kd := b.data[KeyGenomics]; kd != nil && kd.Error != "" {
+		items = append(items, "The patient's genomic results could not be retrieved: "+kd.Error)
+	}
+	for _, is := range b.genomics.Issues {
+		if is.Genomic && is.Severity == fhir.IssueError {
+			items = append(items, is.Ref+": "+is.Message)
+		}
+	}
+	if len(items) == 0 {
+		return Card{}, false
+	}
+	var d strings.Builder
+	d.WriteString("Pharmacogenomic checks of this order ran without the data below; a finding may be missing. Review the laboratory reports.\n\n")
+	list(&d, "Not used", items)
+	id := b.cardID("genomic-data", strings.Join(items, "\x00"))
+	card := Card{
+		UUID:            id,
+		Summary:         "Some genomic results could not be used — pharmacogenomic checks may be incomplete",
+		Detail:          strings.TrimSpace(d.String()),
+		Indicator:       IndicatorWarning,
+		Source:          Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
+		OverrideReasons: []Coding{{Code: "reviewed-lab-report", System: OverrideReasonSystem, Display: "Laboratory report reviewed"}},
+	}
+	return card, true
+}
+
+func (b *cardBuilder) failedCard(f failedCheck) Card {
+	id := b.cardID("failed", orderName(f.order), f.drug.Drug)
+	return Card{
+		UUID:      id,
+		Summary:   truncate(fmt.Sprintf("%s: the pharmacogenomic check could not be run — review manually", capitalise(f.drug.Drug))),
+		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s", esc(f.drug.Drug), esc(orderName(f.order)), esc(f.err.Error())),
+		Indicator: IndicatorWarning,
+		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
+	}
+}
+
+func (b *cardBuilder) unreadableCard(is fhir.Issue) Card {
+	id := b.cardID("unreadable", is.Ref, is.Message)
+	return Card{
+		UUID:      id,
+		Summary:   "A draft medication order was not checked for pharmacogenomic risk — see why",
+		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(is.Message)),
+		Indicator: IndicatorInfo,
+		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
+	}
+}

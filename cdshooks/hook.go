@@ -1,0 +1,552 @@
+package cdshooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/fhir"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+)
+
+// ExtensionShownCards is the request extension through which an EHR tells
+// order-sign which card uuids the same ordering session already showed at
+// order-select: an array of strings. Those cards are not repeated
+// (docs/cds-hooks.md §4, de-duplication).
+const ExtensionShownCards = "org.pgxsafety.shown-cards"
+
+// principalResult is the caller of a call.
+type principalResult struct {
+	p   audit.Principal
+	dev bool
+}
+
+func (pr principalResult) principal() audit.Principal {
+	if pr.dev {
+		return audit.Principal{Subject: devPrincipalSubject, Issuer: "none (" + EnvDevUnauthenticated + ")"}
+	}
+	return pr.p
+}
+
+// hookCall is a validated hook request.
+type hookCall struct {
+	service     string
+	hook        string
+	instance    string
+	fhirServer  string
+	token       string // fhirAuthorization.access_token; never logged or audited
+	userID      string
+	patientID   string
+	encounterID string
+	selections  []string
+	draftOrders json.RawMessage
+	prefetch    map[string]json.RawMessage
+	shownCards  map[string]bool
+}
+
+// endpoint names the call in audit entries.
+func endpoint(path string) string { return "POST " + path }
+
+func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["id"]
+	svc, ok := s.services[id]
+	if !ok {
+		return &httpx.Error{Status: http.StatusNotFound, Type: TypeCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
+	}
+	caller, err := s.authenticate(r)
+	if err != nil {
+		return err
+	}
+	var in hookRequest
+	if err := decodeLenient(w, r, &in, HookBodyLimit); err != nil {
+		return err
+	}
+	call, err := validateHook(svc.def, in)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	data, err := s.resolve(ctx, call)
+	if err != nil {
+		return err
+	}
+	out, rec := s.evaluate(ctx, call, data)
+	if call.hook == HookOrderSign && len(call.shownCards) > 0 {
+		kept := out.Cards[:0]
+		for _, c := range out.Cards {
+			if call.shownCards[c.UUID] {
+				rec.Suppressed = append(rec.Suppressed, c.UUID)
+				continue
+			}
+			kept = append(kept, c)
+		}
+		out.Cards = kept
+	}
+	if out.Cards == nil {
+		out.Cards = []Card{}
+	}
+	auditCall := engine.Call{Principal: caller.principal(), Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
+	entry, err := s.svc.Record(ctx, auditCall, rec, out)
+	if err != nil {
+		return err
+	}
+	logIssues(httpx.Logger(ctx), rec)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Audit-Log-ID", entry.ID)
+	return httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// decodeLenient decodes a JSON body with encoding/json, allowing unknown
+// keys (CDS Hooks extensions), with the Content-Type (415), size (413) and
+// single-value (400) rules of the REST surfaces.
+func decodeLenient(w http.ResponseWriter, r *http.Request, dst any, limit int64) error {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	bad := err != nil || mt != "application/json"
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			bad = true
+		}
+	}
+	if bad {
+		return &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
+			Detail: "Content-Type must be application/json", Header: http.Header{"Accept": {"application/json"}}}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+				Detail: fmt.Sprintf("the request body exceeds the limit of %d bytes", limit)}
+		}
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the request body could not be read", Err: err}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+				Detail:        fmt.Sprintf("field %q has the wrong type", te.Field),
+				InvalidParams: []httpx.Param{{Name: te.Field, Reason: "must be " + jsonKind(te.Type.Kind().String()) + ", not " + te.Value}}, Err: err}
+		}
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body is not a JSON object of this endpoint", Err: err}
+	}
+	if dec.More() {
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body must hold exactly one JSON value"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body must hold exactly one JSON value"}
+	}
+	return nil
+}
+
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
+}
+
+func invalid(params ...httpx.Param) error {
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.Name
+	}
+	return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		Detail:        "the request is invalid: " + strings.Join(names, ", "),
+		InvalidParams: params}
+}
+
+// validateHook checks the envelope and the order-select / order-sign
+// context.
+func validateHook(def ServiceDefinition, in hookRequest) (*hookCall, error) {
+	var ps []httpx.Param
+	req := func(name string, v *string) string {
+		if v == nil || strings.TrimSpace(*v) == "" {
+			ps = append(ps, httpx.Param{Name: name, Reason: "is required"})
+			return ""
+		}
+		return strings.TrimSpace(*v)
+	}
+	call := &hookCall{service: def.ID, prefetch: in.Prefetch}
+	call.hook = req("hook", in.Hook)
+	if call.hook != "" && call.hook != def.Hook {
+		ps = append(ps, httpx.Param{Name: "hook", Reason: fmt.Sprintf("must be %s for service %s", def.Hook, def.ID)})
+	}
+	call.instance = req("hookInstance", in.HookInstance)
+	if len(call.instance) > 256 {
+		ps = append(ps, httpx.Param{Name: "hookInstance", Reason: "is longer than 256 characters"})
+	}
+	if in.FHIRServer != nil && strings.TrimSpace(*in.FHIRServer) != "" {
+		if _, err := fhir.CheckServerURL(*in.FHIRServer); err != nil {
+			ps = append(ps, httpx.Param{Name: "fhirServer", Reason: err.Error()})
+		}
+		call.fhirServer = strings.TrimSpace(*in.FHIRServer)
+	}
+	if a := in.FHIRAuthorization; a != nil {
+		if call.fhirServer == "" {
+			ps = append(ps, httpx.Param{Name: "fhirServer", Reason: "is required with fhirAuthorization"})
+		}
+		if strings.TrimSpace(a.AccessToken) == "" {
+			ps = append(ps, httpx.Param{Name: "fhirAuthorization.access_token", Reason: "is required"})
+		}
+		if !strings.EqualFold(a.TokenType, "Bearer") {
+			ps = append(ps, httpx.Param{Name: "fhirAuthorization.token_type", Reason: "must be Bearer"})
+		}
+		call.token = strings.TrimSpace(a.AccessToken)
+	}
+	ctxRaw := bytes.TrimSpace(in.Context)
+	if len(ctxRaw) == 0 || bytes.Equal(ctxRaw, []byte("null")) {
+		ps = append(ps, httpx.Param{Name: "context", Reason: "is required"})
+		return nil, invalid(ps...)
+	}
+	var oc orderContext
+	if err := json.Unmarshal(ctxRaw, &oc); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			ps = append(ps, httpx.Param{Name: "context." + te.Field, Reason: "has the wrong type"})
+		} else {
+			ps = append(ps, httpx.Param{Name: "context", Reason: "must be an object"})
+		}
+		return nil, invalid(ps...)
+	}
+	call.userID = req("context.userId", oc.UserID)
+	call.patientID = req("context.patientId", oc.PatientID)
+	if oc.EncounterID != nil {
+		call.encounterID = strings.TrimSpace(*oc.EncounterID)
+	}
+	do := bytes.TrimSpace(oc.DraftOrders)
+	if len(do) == 0 || bytes.Equal(do, []byte("null")) {
+		ps = append(ps, httpx.Param{Name: "context.draftOrders", Reason: "is required (a Bundle of the draft orders)"})
+	} else if do[0] != '{' {
+		ps = append(ps, httpx.Param{Name: "context.draftOrders", Reason: "must be a Bundle"})
+	}
+	call.draftOrders = do
+	if def.Hook == HookOrderSelect {
+		if len(oc.Selections) == 0 {
+			ps = append(ps, httpx.Param{Name: "context.selections", Reason: "is required (the orders selected)"})
+		}
+		call.selections = oc.Selections
+	}
+	if raw, ok := in.Extension[ExtensionShownCards]; ok {
+		var ids []string
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			ps = append(ps, httpx.Param{Name: "extension." + ExtensionShownCards, Reason: "must be an array of card uuids"})
+		}
+		call.shownCards = map[string]bool{}
+		for _, id := range ids {
+			call.shownCards[id] = true
+		}
+	}
+	if len(ps) > 0 {
+		return nil, invalid(ps...)
+	}
+	return call, nil
+}
+
+// keyData is what one prefetch key gave.
+type keyData struct {
+	// Source is "prefetch", "fhir" or "none" (neither, for optional keys).
+	Source string `json:"source"`
+	// Error says why the data could not be had (an OperationOutcome in
+	// the prefetch, a FHIR server failure).
+	Error string `json:"error,omitempty"`
+	raws  []json.RawMessage
+}
+
+// resolve gets the data of every prefetch key: the prefetch when present
+// (null means no data), else the FHIR server; 412 when a required key has
+// neither. An OperationOutcome in the prefetch or a failing FHIR server
+// makes the key's data unavailable (a card says so), not the call fail.
+func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyData, error) {
+	var client *fhir.Client
+	if call.fhirServer != "" {
+		c, err := fhir.NewClient(call.fhirServer, call.token, s.cfg.FHIR)
+		if err != nil {
+			return nil, invalid(httpx.Param{Name: "fhirServer", Reason: err.Error()})
+		}
+		client = c
+	}
+	out := map[string]*keyData{}
+	var missing []string
+	type fetch struct{ key string }
+	var fetches []fetch
+	for _, key := range []string{KeyPatient, KeyGenomics, KeyMedications} {
+		raw, present := call.prefetch[key]
+		if present {
+			rs, err := fhir.Resources(raw)
+			if err == nil {
+				out[key] = &keyData{Source: "prefetch", raws: rs}
+				continue
+			}
+			kd := &keyData{Source: "prefetch", Error: "the prefetch value is an error: " + err.Error()}
+			var oe *fhir.OutcomeError
+			if !errors.As(err, &oe) {
+				kd.Error = "the prefetch value is not a FHIR resource: " + err.Error()
+			}
+			out[key] = kd
+			if client == nil {
+				continue
+			}
+		}
+		if client == nil {
+			if isRequired(key) {
+				missing = append(missing, key)
+			} else {
+				out[key] = &keyData{Source: "none"}
+			}
+			continue
+		}
+		fetches = append(fetches, fetch{key})
+	}
+	if len(missing) > 0 {
+		return nil, &httpx.Error{Status: http.StatusPreconditionFailed, Type: TypeCDSPrecondition,
+			Detail: fmt.Sprintf("prefetch %s missing and no fhirServer was given to query instead; send the prefetch "+
+				"or fhirServer with fhirAuthorization", strings.Join(missing, " and ")),
+			InvalidParams: paramsFor(missing)}
+	}
+	if len(fetches) == 0 {
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DataTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, f := range fetches {
+		wg.Add(1)
+		go func(key string) {
+			defer wg.Done()
+			kd := &keyData{Source: "fhir"}
+			var err error
+			switch key {
+			case KeyPatient:
+				var raw json.RawMessage
+				raw, err = client.Read(ctx, "Patient", call.patientID)
+				if raw != nil {
+					kd.raws = []json.RawMessage{raw}
+				}
+			default:
+				typ, q := searchFor(key, call.patientID)
+				kd.raws, err = client.Search(ctx, typ, q)
+			}
+			if err != nil {
+				kd.raws = nil
+				kd.Error = "the FHIR server query failed: " + safeError(err)
+			}
+			mu.Lock()
+			out[key] = kd
+			mu.Unlock()
+		}(f.key)
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func isRequired(key string) bool {
+	for _, k := range requiredKeys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func paramsFor(keys []string) []httpx.Param {
+	out := make([]httpx.Param, len(keys))
+	for i, k := range keys {
+		out[i] = httpx.Param{Name: "prefetch." + k, Reason: "is missing and no fhirServer was given"}
+	}
+	return out
+}
+
+// safeError describes a FHIR client error for cards and the audit log. The
+// client's errors never contain the access token.
+func safeError(err error) string {
+	var se *fhir.StatusError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	if errors.Is(err, fhir.ErrFHIRServer) {
+		return err.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer in time"
+	}
+	return "the query could not be made"
+}
+
+// Evaluation records what one drug of one order was checked with.
+type Evaluation struct {
+	Order   string         `json:"order"`
+	Drug    string         `json:"drug"`
+	Via     string         `json:"via"`
+	Request engine.Request `json:"request"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// callRecord is the audited request of a hook call: what was asked and
+// what it was evaluated with (never the FHIR access token).
+type callRecord struct {
+	Hook         string              `json:"hook"`
+	HookInstance string              `json:"hookInstance"`
+	Service      string              `json:"service"`
+	FHIRServer   string              `json:"fhirServer,omitempty"`
+	PatientID    string              `json:"patientId"`
+	EncounterID  string              `json:"encounterId,omitempty"`
+	UserID       string              `json:"userId"`
+	Selections   []string            `json:"selections,omitempty"`
+	Data         map[string]*keyData `json:"data"`
+	Evaluations  []Evaluation        `json:"evaluations"`
+	Issues       []fhir.Issue        `json:"issues,omitempty"`
+	ShownCards   []string            `json:"shown_cards,omitempty"`
+	Suppressed   []string            `json:"suppressed_cards,omitempty"`
+}
+
+func logIssues(log *zap.Logger, rec *callRecord) {
+	if len(rec.Issues) == 0 {
+		return
+	}
+	counts := map[fhir.IssueSeverity]int{}
+	for _, is := range rec.Issues {
+		counts[is.Severity]++
+	}
+	// Resource ids and contents are not logged (they may identify the
+	// patient); the audit entry holds the issues.
+	log.Info("CDS hook input had problems", zap.Int("errors", counts[fhir.IssueError]),
+		zap.Int("warnings", counts[fhir.IssueWarning]), zap.Int("infos", counts[fhir.IssueInfo]))
+}
+
+// evaluate reads the data, checks every drug of the orders concerned and
+// builds the cards.
+func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*keyData) (Response, *callRecord) {
+	rec := &callRecord{
+		Hook: call.hook, HookInstance: call.instance, Service: call.service, FHIRServer: call.fhirServer,
+		PatientID: call.patientID, EncounterID: call.encounterID, UserID: call.userID,
+		Selections: call.selections, Data: data,
+	}
+	for id := range call.shownCards {
+		rec.ShownCards = append(rec.ShownCards, id)
+	}
+	sort.Strings(rec.ShownCards)
+
+	var resolve fhir.ResolveFunc
+	if call.fhirServer != "" {
+		if c, err := fhir.NewClient(call.fhirServer, call.token, s.cfg.FHIR); err == nil {
+			resolve = func(ref string) (json.RawMessage, error) { return c.ReadReference(ctx, ref) }
+		}
+	}
+	b := &cardBuilder{s: s, call: call, data: data}
+
+	// Patient.
+	if kd := data[KeyPatient]; kd != nil && len(kd.raws) > 0 {
+		b.patient = s.mapper.ReadPatient(kd.raws[0], s.svc.Now())
+		if strings.HasPrefix(b.patient.Ref, "Patient/") && b.patient.Ref != "Patient/"+call.patientID {
+			b.patient.Issues = append(b.patient.Issues, fhir.Issue{Ref: b.patient.Ref, ResourceType: "Patient", Severity: fhir.IssueError,
+				Message: "it is not the patient of this call; its sex, age and state were not used"})
+			b.patient = fhir.PatientFacts{Issues: b.patient.Issues}
+		}
+		rec.Issues = append(rec.Issues, b.patient.Issues...)
+	}
+	// Genomics.
+	if kd := data[KeyGenomics]; kd != nil {
+		b.genomics = s.mapper.ReadGenomics(kd.raws, call.patientID, KeyGenomics)
+		rec.Issues = append(rec.Issues, b.genomics.Issues...)
+	}
+	// Active medications.
+	if kd := data[KeyMedications]; kd != nil && len(kd.raws) > 0 {
+		b.active = s.mapper.ActiveMedications(kd.raws, KeyMedications, nil)
+		rec.Issues = append(rec.Issues, b.active.Issues...)
+	}
+	// Draft orders.
+	raws, err := fhir.Resources(call.draftOrders)
+	if err != nil {
+		rec.Issues = append(rec.Issues, fhir.Issue{Ref: "context.draftOrders", Severity: fhir.IssueError, Message: err.Error()})
+		b.unreadableDrafts = append(b.unreadableDrafts, fhir.Issue{Ref: "context.draftOrders", Severity: fhir.IssueError, Message: err.Error()})
+	}
+	orders := s.mapper.MedicationOrders(raws, "draftOrders", resolve)
+	rec.Issues = append(rec.Issues, orders.Issues...)
+	for _, is := range orders.Issues {
+		if is.Severity == fhir.IssueError && (is.ResourceType == "MedicationRequest" || is.ResourceType == "") {
+			b.unreadableDrafts = append(b.unreadableDrafts, is)
+		}
+	}
+	selected := map[string]bool{}
+	for _, sel := range call.selections {
+		selected[strings.TrimSpace(sel)] = true
+	}
+	for _, o := range orders.Medications {
+		if call.hook == HookOrderSelect && !selected[o.Ref] {
+			continue
+		}
+		if o.Subject != "" && o.Subject != "Patient/"+call.patientID && !strings.HasSuffix(o.Subject, "/Patient/"+call.patientID) {
+			is := fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest", Severity: fhir.IssueError,
+				Message: fmt.Sprintf("its subject %s is not the patient of this call; it was not checked", o.Subject)}
+			rec.Issues = append(rec.Issues, is)
+			b.unreadableDrafts = append(b.unreadableDrafts, is)
+			continue
+		}
+		if !o.Identified {
+			if !hasIssueFor(b.unreadableDrafts, orderName(o)) {
+				b.unreadableDrafts = append(b.unreadableDrafts, fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest",
+					Severity: fhir.IssueError, Message: "nothing names its medication; it was not checked"})
+			}
+			continue
+		}
+		for _, d := range o.Drugs {
+			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: o.Indication}
+			b.genomics.Apply(&req)
+			if b.patient.Sex != "" || b.patient.AgeYears != nil {
+				req.Patient = &engine.Patient{Sex: b.patient.Sex, AgeYears: b.patient.AgeYears}
+			}
+			ev := Evaluation{Order: orderName(o), Drug: d.Drug, Via: d.Via, Request: req}
+			res, err := engine.Evaluate(s.kb, req)
+			if err != nil {
+				ev.Error = err.Error()
+				b.failed = append(b.failed, failedCheck{order: o, drug: d, err: err})
+			} else {
+				b.results = append(b.results, checked{order: o, drug: d, req: req, res: res})
+			}
+			rec.Evaluations = append(rec.Evaluations, ev)
+		}
+	}
+	if rec.Evaluations == nil {
+		rec.Evaluations = []Evaluation{}
+	}
+	return Response{Cards: b.build()}, rec
+}
+
+func hasIssueFor(is []fhir.Issue, ref string) bool {
+	for _, i := range is {
+		if i.Ref == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// orderName names an order in cards and issues.
+func orderName(o fhir.MedicationOrder) string {
+	if o.Ref != "" {
+		return o.Ref
+	}
+	return "MedicationRequest (" + o.Place + ")"
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+)
+
+// runAudit dispatches "audit verify|purge|export".
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError("audit: want verify, purge or export")
+	}
+	switch args[0] {
+	case "verify":
+		return runAuditVerify(ctx, args[1:], stdout, stderr)
+	case "purge":
+		return runAuditPurge(ctx, args[1:], stdout, stderr)
+	case "export":
+		return runAuditExport(ctx, args[1:], stdout, stderr)
+	default:
+		fmt.Fprint(stderr, usage)
+		return usageError("audit: unknown command %q (want verify, purge or export)", args[0])
+	}
+}
+
+// openExistingLog opens the audit log named by PGXSAFETY_DATABASE_URL or
+// the data directory, without creating or migrating it.
+func openExistingLog(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
+	return sqlstore.OpenWith(ctx, strings.TrimSpace(os.Getenv("PGXSAFETY_DATABASE_URL")), dataDir,
+		sqlstore.Options{NoMigrate: true, MustExist: true})
+}
+
+func dataDirFlag(fs interface {
+	String(name, value, usage string) *string
+}) *string {
+	return fs.String("data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory (env PGXSAFETY_DATA_DIR)")
+}
+
+// runAuditVerify recomputes the whole chain (from the retention checkpoint,
+// if any) and exits non-zero naming the first broken sequence.
+func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit verify", stderr, "audit verify [--data-dir DIR]")
+	dataDir := dataDirFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	store, err := openExistingLog(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	sum, err := audit.VerifyChain(ctx, store)
+	if err != nil {
+		var ce *audit.ChainError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("audit verify: FAILED: %w", err)
+		}
+		return fmt.Errorf("audit verify: %w", err)
+	}
+	if cp := sum.Checkpoint; cp != nil {
+		fmt.Fprintf(stdout, "retention checkpoint: entries through sequence %d purged at %s (last purged entry %s, hash %s)\n",
+			cp.ThroughSequence, cp.PurgedAt.Format(time.RFC3339), cp.ThroughTime.Format(time.RFC3339), cp.EntryHash)
+	}
+	if sum.Entries == 0 {
+		fmt.Fprintf(stdout, "audit log verified: no entries; head hash %s\n", sum.HeadHash)
+		return nil
+	}
+	fmt.Fprintf(stdout, "audit log verified: %d entries, sequences %d to %d; head hash %s\n",
+		sum.Entries, sum.FirstSequence, sum.LastSequence, sum.HeadHash)
+	fmt.Fprintln(stdout, "record the head sequence and hash outside the database: a later verify that does not reach them shows removed entries")
+	return nil
+}
+
+// runAuditPurge removes entries older than the retention period and
+// records the checkpoint (what the serve background job does daily).
+func runAuditPurge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit purge", stderr, "audit purge [--retention-days N] [--data-dir DIR]")
+	dataDir := dataDirFlag(fs)
+	def, err := envInt("PGXSAFETY_AUDIT_RETENTION_DAYS", defaultRetentionDays)
+	if err != nil {
+		return err
+	}
+	days := fs.Int("retention-days", def, "keep entries this many days (at least 365; env PGXSAFETY_AUDIT_RETENTION_DAYS)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *days < defaultRetentionDays {
+		return usageError("audit purge: --retention-days must be at least %d, got %d", defaultRetentionDays, *days)
+	}
+	store, err := openExistingLog(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cutoff := time.Now().Add(-time.Duration(*days) * 24 * time.Hour)
+	res, err := store.Purge(ctx, cutoff)
+	if err != nil {
+		return err
+	}
+	if res.Removed == 0 {
+		fmt.Fprintf(stdout, "nothing to purge: no entry before %s\n", cutoff.UTC().Format(time.RFC3339))
+		return nil
+	}
+	fmt.Fprintf(stdout, "purged %d entries through sequence %d (older than %s); checkpoint recorded with hash %s\n",
+		res.Removed, res.Checkpoint.ThroughSequence, cutoff.UTC().Format(time.RFC3339), res.Checkpoint.EntryHash)
+	return nil
+}
+
+// parseTimeFlag accepts RFC 3339 or a date (midnight UTC).
+func parseTimeFlag(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usageError("%s %q is neither RFC 3339 (2025-06-01T08:30:00Z) nor a date (2025-06-01)", name, v)
+}
+
+// runAuditExport writes the entries with since <= time < until as JSON
+// lines (audit.Entry; payloads base64), in sequence order.
+func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit export", stderr, "audit export [--since TIME] [--until TIME] [--output FILE] [--data-dir DIR]")
+	dataDir := dataDirFlag(fs)
+	sinceFlag := fs.String("since", "", "first time to export, inclusive (RFC 3339 or YYYY-MM-DD)")
+	untilFlag := fs.String("until", "", "time to stop at, exclusive (RFC 3339 or YYYY-MM-DD)")
+	output := fs.String("output", "", "write to this new file (mode 0600) instead of stdout")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	since, err := parseTimeFlag("--since", *sinceFlag)
+	if err != nil {
+		return err
+	}
+	until, err := parseTimeFlag("--until", *untilFlag)
+	if err != nil {
+		return err
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return usageError("audit export: --since must be before --until")
+	}
+	store, err := openExistingLog(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	out := stdout
+	var file *os.File
+	if *output != "" {
+		// The export holds clinical payloads: a new file, owner-only.
+		file, err = os.OpenFile(*output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return fmt.Errorf("audit export: %w", err)
+		}
+		defer file.Close()
+		out = file
+	}
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	n := 0
+	if err := store.EntriesBetween(ctx, since, until, func(e audit.Entry) error {
+		n++
+		return enc.Encode(e)
+	}); err != nil {
+		return fmt.Errorf("audit export: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("audit export: %w", err)
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("audit export: %w", err)
+		}
+	}
+	fmt.Fprintf(stderr, "exported %d entries\n", n)
+	return nil
+}

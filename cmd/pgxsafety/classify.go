@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
+)
+
+const classifySynopsis = `classify --gene GENE (--protein-change CHANGE | --variant RSID) [--json]
+       classify --demo CASE [--json]
+
+Classifies one missense substitution of a substrate protein offline, exactly
+as POST /classifier_v2/classify does, and prints the result: the four
+methods (esm conservation, population, graph, synthesis) and the tier.
+CHANGE is an HGVS protein change (p.Ala154Thr, p.(Ala154Thr)) or its
+one-letter form (A154T); RSID an rsID the knowledge maps to a protein change.
+--demo runs a demonstration case (see GET /classifier_v2/demo_cases). No
+audit entry is written: an offline answer never leaves this machine through
+the service.`
+
+func runClassify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("classify", stderr, classifySynopsis)
+	var (
+		gene   = fs.String("gene", "", "substrate gene (CYP2C9, DPYD, NUDT15, SLCO1B1, TPMT)")
+		change = fs.String("protein-change", "", "HGVS protein change, e.g. p.Ala154Thr or A154T")
+		rsid   = fs.String("variant", "", "rsID mapped to a protein change by the knowledge, e.g. rs116855232")
+		demo   = fs.String("demo", "", "demonstration case id, e.g. nudt15-r139c")
+		asJSON = fs.Bool("json", false, "print the result as indented JSON")
+	)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *demo != "" && (*gene != "" || *change != "" || *rsid != "") {
+		return usageError("classify: --demo cannot be combined with --gene, --protein-change or --variant")
+	}
+	if *demo == "" && *gene == "" {
+		fs.Usage()
+		return usageError("classify: --gene (with --protein-change or --variant) or --demo is required")
+	}
+
+	kb, err := loadKnowledge(stderr)
+	if err != nil {
+		return err
+	}
+	cls, err := classify.New(kb)
+	if err != nil {
+		return err
+	}
+	req := classify.Request{Gene: *gene, ProteinChange: *change, Variant: *rsid}
+	if *demo != "" {
+		d, ok := cls.DemoCase(*demo)
+		if !ok {
+			var ids []string
+			for _, c := range cls.DemoCases() {
+				ids = append(ids, c.ID)
+			}
+			return usageError("classify: unknown demonstration case %q; valid: %s", *demo, strings.Join(ids, ", "))
+		}
+		req = classify.DemoRequest(d)
+	}
+	res, err := cls.Classify(req)
+	if err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			var b strings.Builder
+			b.WriteString("invalid input:")
+			for _, f := range ve.Fields {
+				fmt.Fprintf(&b, "\n  %s: %s", flagName(f.Field), f.Reason)
+			}
+			return errors.New(b.String())
+		}
+		return err
+	}
+	if *asJSON {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("encode result: %w", err)
+		}
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	_, err = io.WriteString(stdout, formatClassification(res))
+	return err
+}
+
+// flagName maps a request field to the flag that sets it.
+func flagName(field string) string {
+	switch field {
+	case "protein_change":
+		return "--protein-change"
+	case "variant":
+		return "--variant"
+	case "gene":
+		return "--gene"
+	}
+	return field
+}
+
+// formatClassification renders a classification as readable text.
+func formatClassification(res classify.Result) string {
+	var b strings.Builder
+	field := func(label, value string) {
+		if value != "" {
+			fmt.Fprintf(&b, "%-20s %s\n", label+":", value)
+		}
+	}
+	v := res.Variant
+	field("Variant", fmt.Sprintf("%s %s (%s) on %s, %d residues; reference verified", v.Gene, v.HGVSp, v.Short, v.UniProt, v.ProteinLength))
+	for _, kv := range v.KnownVariants {
+		desc := fmt.Sprintf("%s %s>%s %s", kv.RsID, kv.Ref, kv.Alt, kv.AlleleLabel)
+		if kv.Function != "" {
+			desc += fmt.Sprintf(" — CPIC %s: %s", strings.Join(kv.Alleles, ", "), kv.Function)
+		}
+		field("Known variant", desc)
+	}
+	fmt.Fprintf(&b, "\n%s (decided by %s)\n", res.TierLabel, res.Synthesis.DecidedBy)
+	for _, r := range res.Synthesis.Rules {
+		mark := " "
+		if r.Fired {
+			mark = "x"
+		}
+		fmt.Fprintf(&b, "  [%s] %-30s tier %d  %s\n", mark, r.ID, r.Tier, r.Evidence)
+	}
+	e := res.ESM
+	fmt.Fprintf(&b, "\nConservation (esm):  conservation_score %.4f = 0.5·%.4f (BLOSUM62 %d) + 0.5·%.4f (H(%s) %.4f bits)\n",
+		e.Score, e.SubstitutionTerm, e.BLOSUM62, e.EntropyTerm, e.Ref, e.RefEntropyBits)
+	fmt.Fprintf(&b, "                     alignment: none — %s\n", e.Alignment.Reason)
+	p := res.Population
+	fmt.Fprintf(&b, "Population:          rarity %s", p.Rarity)
+	if p.Note != "" {
+		fmt.Fprintf(&b, " (%s)", p.Note)
+	}
+	b.WriteString("\n")
+	for _, r := range p.Records {
+		var parts []string
+		if r.AFIndia != nil {
+			parts = append(parts, fmt.Sprintf("af_india %g (%s)", *r.AFIndia, r.AFIndiaKind))
+		}
+		if r.AFGlobal != nil {
+			parts = append(parts, fmt.Sprintf("af_global %g", *r.AFGlobal))
+		}
+		if r.ClinVarSignificance != "" {
+			parts = append(parts, fmt.Sprintf("ClinVar %s (release %s)", r.ClinVarSignificance, r.ClinVarRelease))
+		}
+		parts = append(parts, r.Notes...)
+		fmt.Fprintf(&b, "                     %s: %s\n", r.RsID, strings.Join(parts, "; "))
+	}
+	fmt.Fprintf(&b, "Graph:               %d rows, %d nodes (%s)\n", res.Graph.EdgeCount, res.Graph.NodeCount, res.GroundingContract)
+	for _, r := range res.Graph.Rows {
+		fmt.Fprintf(&b, "                     %s —%s→ %s\n", r.From, r.Relation, r.To)
+	}
+	for _, w := range res.Warnings {
+		field("Warning", w)
+	}
+	fmt.Fprintf(&b, "\nEngine: %s  Knowledge: %s\n", res.EngineVersion, res.KnowledgeVersion)
+	return b.String()
+}

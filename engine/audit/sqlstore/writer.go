@@ -1,0 +1,254 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+)
+
+// pending is one entry waiting for the writer.
+type pending struct {
+	e     audit.Entry
+	reply chan appendResult // buffered (1): the writer never blocks on it
+}
+
+type appendResult struct {
+	e   audit.Entry
+	err error
+}
+
+// Append queues e for the writer and returns it, with its ID, Sequence,
+// PrevHash and EntryHash assigned, once the transaction that holds it has
+// committed (durable: SQLite runs with synchronous FULL, PostgreSQL with
+// its configured synchronous_commit, on by default). e.Time must be set:
+// the log records the service's clock, not the store's.
+//
+// Errors wrap audit.ErrUnavailable: the store could not be written (or was
+// closed) and the caller must not release the answer. When ctx ends first
+// Append returns the context's error; the entry may still be committed
+// later, which over-audits but never under-audits.
+func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
+	if e.Time.IsZero() {
+		return audit.Entry{}, errors.New("audit store: entry has no time")
+	}
+	p := &pending{e: e, reply: make(chan appendResult, 1)}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return audit.Entry{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, ErrClosed)
+	}
+	select {
+	case s.queue <- p:
+	case <-ctx.Done():
+		s.closeMu.RUnlock()
+		return audit.Entry{}, fmt.Errorf("audit store: append: %w", ctx.Err())
+	}
+	s.closeMu.RUnlock()
+	select {
+	case r := <-p.reply:
+		return r.e, r.err
+	case <-ctx.Done():
+		return audit.Entry{}, fmt.Errorf("audit store: append: %w", ctx.Err())
+	}
+}
+
+// writer is the one goroutine that writes entries. It takes the first
+// queued entry, then every entry already queued (up to MaxBatch), writes
+// them in one transaction and answers each caller. While a transaction
+// commits, new entries queue up and form the next batch: batches grow with
+// load and cost no added latency when the service is idle. After Close it
+// drains the queue and stops.
+func (s *Store) writer() {
+	defer close(s.stopped)
+	batch := make([]*pending, 0, s.opts.MaxBatch)
+	for first := range s.queue {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case p, ok := <-s.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		s.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch writes batch in one transaction and answers every caller.
+func (s *Store) commitBatch(batch []*pending) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
+	stored, err := s.appendTx(ctx, batch)
+	cancel()
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(CommitStats{Entries: len(batch), Duration: time.Since(start), Err: err})
+	}
+	for i, p := range batch {
+		if err != nil {
+			p.reply <- appendResult{err: fmt.Errorf("%w: %w", audit.ErrUnavailable, err)}
+			continue
+		}
+		p.reply <- appendResult{e: stored[i]}
+	}
+}
+
+// chainHead is the sequence and hash the next entry chains to.
+type chainHead struct {
+	Seq  int64  `db:"seq"`
+	Hash string `db:"entry_hash"`
+}
+
+// head reads the chain head inside tx: the last entry, else the latest
+// retention checkpoint (everything was purged), else the genesis.
+func (s *Store) head(ctx context.Context, tx *sqlx.Tx) (chainHead, error) {
+	var h chainHead
+	err := tx.GetContext(ctx, &h, `SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1`)
+	if err == nil {
+		return h, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return h, fmt.Errorf("read chain head: %w", err)
+	}
+	err = tx.GetContext(ctx, &h, `SELECT through_seq AS seq, entry_hash FROM audit_checkpoint ORDER BY through_seq DESC LIMIT 1`)
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return chainHead{Seq: 0, Hash: audit.GenesisHash}, nil
+	default:
+		return h, fmt.Errorf("read checkpoint: %w", err)
+	}
+}
+
+// beginWrite starts a transaction holding the cross-process write lock.
+func (s *Store) beginWrite(ctx context.Context) (*sqlx.Tx, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", redactErr(err))
+	}
+	if s.d.lockForWrite != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lockForWrite); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+	}
+	return tx, nil
+}
+
+// insertColumns are the columns an append writes, in the order of
+// insertArgs.
+const insertColumns = `seq, id, time, principal_subject, principal_issuer, principal_name, principal_email,
+    endpoint, request_id, knowledge_version, request_digest, response_digest, request, response,
+    prev_hash, entry_hash`
+
+const insertArity = 16
+
+func insertArgs(e audit.Entry) []any {
+	return []any{
+		e.Sequence, e.ID, formatStoredTime(e.Time),
+		e.Principal.Subject, e.Principal.Issuer, e.Principal.Name, e.Principal.Email,
+		e.Endpoint, e.RequestID, e.KnowledgeVersion, e.RequestDigest, e.ResponseDigest,
+		e.Request, e.Response, e.PrevHash, e.EntryHash,
+	}
+}
+
+// appendTx chains and inserts the batch in one transaction.
+func (s *Store) appendTx(ctx context.Context, batch []*pending) ([]audit.Entry, error) {
+	tx, err := s.beginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	h, err := s.head(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]audit.Entry, len(batch))
+	args := make([]any, 0, len(batch)*insertArity)
+	for i, p := range batch {
+		e := p.e
+		id, err := newID(e.Time)
+		if err != nil {
+			return nil, err
+		}
+		e.ID = id
+		e.Sequence = h.Seq + 1
+		e.Time = e.Time.UTC()
+		if s.opts.OmitPayloads {
+			e.Request, e.Response = nil, nil
+		}
+		e.Request = nilIfEmpty(e.Request)
+		e.Response = nilIfEmpty(e.Response)
+		e.PrevHash = h.Hash
+		e.EntryHash = audit.Hash(e.PrevHash, e)
+		h = chainHead{Seq: e.Sequence, Hash: e.EntryHash}
+		out[i] = e
+		args = append(args, insertArgs(e)...)
+	}
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ") + ")"
+	query := `INSERT INTO audit_log (` + insertColumns + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
+	if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
+		return nil, fmt.Errorf("insert: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return out, nil
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// idPrefix starts every audit entry id.
+const idPrefix = "aud_"
+
+// crockford is the Crockford base-32 alphabet (no I, L, O, U).
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// newID returns "aud_" followed by 26 Crockford base-32 characters of a
+// 128-bit value: the 48-bit Unix millisecond time of t (so ids sort
+// roughly by time) and 80 bits from crypto/rand (so ids never collide,
+// even under a fixed clock).
+func newID(t time.Time) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[6:]); err != nil {
+		return "", fmt.Errorf("random id: %w", err)
+	}
+	ms := t.UnixMilli()
+	if ms < 0 {
+		ms = 0
+	}
+	ms &= 1<<48 - 1
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	var out [26]byte
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return idPrefix + string(out[:]), nil
+}

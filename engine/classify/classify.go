@@ -1,0 +1,545 @@
+package classify
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+)
+
+// EngineVersion identifies the classification engine (the rules, the
+// formula and its constants). Change it whenever a result can change for
+// the same knowledge.
+const EngineVersion = "pgxsafety-classify/2.0.0"
+
+// Method descriptions of the metadata document (interface spec §2.8).
+var MethodDescriptions = map[string]string{
+	"esm": "Protein-level conservation without any language model: the BLOSUM62 score of the reference→alternate " +
+		"residue and the Shannon entropy of the reference residue's BLOSUM62 substitution distribution (no " +
+		"homologous-sequence alignment is available for these proteins), each scaled to [0,1] over the 20 standard " +
+		"residues and averaged into conservation_score (higher = more likely damaging).",
+	"population": "Indian (or South-Asian) and global allele frequencies and the ClinVar significance of the variant " +
+		"allele where the knowledge holds them, with a rarity class (rare < 1%, common ≥ 5%).",
+	"graph": "The rows of the PGx knowledge graph that touch the variant, its gene and the gene's drugs: " +
+		"pharmacogenomic (CPIC allele function of the allele the variant defines), guideline (CPIC gene–drug " +
+		"pairs) and natural-product (herb–drug interactions) rows, each with its source.",
+	"synthesis": "A deterministic rule table: tier 1 actionable (defines a CPIC No/Decreased-function allele of a " +
+		"level-A gene), tier 4 likely benign (Normal-function allele, or common and tolerated), tier 2 likely " +
+		"functional (conserved, damaging and rare), otherwise tier 3 uncertain; every rule is reported with its threshold.",
+}
+
+// Request is one classification question: a missense substitution of a
+// substrate protein, as an HGVS protein change or as an rsID that the
+// knowledge maps to one (or both, when they agree).
+type Request struct {
+	Gene          string `json:"gene"`
+	ProteinChange string `json:"protein_change,omitempty"`
+	Variant       string `json:"variant,omitempty"`
+}
+
+// Classifier classifies missense substitutions of the substrate proteins.
+// It is safe for concurrent use.
+type Classifier struct {
+	kb       *engine.Knowledge
+	ck       *engine.ClassifierKnowledge
+	model    *Model
+	v        *view
+	proteins map[string]*engine.ProteinSequence
+	genes    []string
+	byGene   map[string][]*engine.ProteinChange
+	demos    map[string]*engine.DemoCase
+}
+
+// New returns a Classifier over kb, which must hold classifier knowledge.
+func New(kb *engine.Knowledge) (*Classifier, error) {
+	if kb == nil || kb.Classifier == nil {
+		return nil, errors.New("classify: the knowledge has no classifier data")
+	}
+	m, err := NewModel(kb.Classifier.Matrix)
+	if err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
+	c := &Classifier{
+		kb: kb, ck: kb.Classifier, model: m, v: newView(kb, nil),
+		proteins: map[string]*engine.ProteinSequence{},
+		byGene:   map[string][]*engine.ProteinChange{},
+		demos:    map[string]*engine.DemoCase{},
+	}
+	for i := range c.ck.Proteins {
+		p := &c.ck.Proteins[i]
+		c.proteins[p.Gene] = p
+		c.genes = append(c.genes, p.Gene)
+	}
+	sort.Strings(c.genes)
+	for i := range c.ck.Changes {
+		ch := &c.ck.Changes[i]
+		c.byGene[ch.Gene] = append(c.byGene[ch.Gene], ch)
+	}
+	for i := range c.ck.Substrate.DemoCases {
+		d := &c.ck.Substrate.DemoCases[i]
+		c.demos[d.ID] = d
+	}
+	return c, nil
+}
+
+// Model returns the conservation model.
+func (c *Classifier) Model() *Model { return c.model }
+
+// Knowledge returns the knowledge the classifier reads.
+func (c *Classifier) Knowledge() *engine.Knowledge { return c.kb }
+
+// Genes returns the substrate genes, sorted.
+func (c *Classifier) Genes() []string { return slices.Clone(c.genes) }
+
+// Protein returns the substrate protein of gene.
+func (c *Classifier) Protein(gene string) (*engine.ProteinSequence, bool) {
+	p, ok := c.proteins[gene]
+	return p, ok
+}
+
+// DemoCases returns the demonstration cases in their curated order.
+func (c *Classifier) DemoCases() []engine.DemoCase { return slices.Clone(c.ck.Substrate.DemoCases) }
+
+// DemoCase returns the demonstration case id.
+func (c *Classifier) DemoCase(id string) (engine.DemoCase, bool) {
+	d, ok := c.demos[id]
+	if !ok {
+		return engine.DemoCase{}, false
+	}
+	return *d, true
+}
+
+// DemoRequest is the classification request of demonstration case d.
+func DemoRequest(d engine.DemoCase) Request {
+	return Request{Gene: d.Gene, ProteinChange: d.HGVSp, Variant: d.RsID}
+}
+
+// VariantInfo describes the classified substitution.
+type VariantInfo struct {
+	Gene          string `json:"gene"`
+	UniProt       string `json:"uniprot"`
+	ProteinLength int    `json:"protein_length"`
+	Position      int    `json:"position"`
+	Ref           string `json:"ref"`
+	Alt           string `json:"alt"`
+	HGVSp         string `json:"hgvs_p"`
+	Short         string `json:"short"`
+	// ReferenceVerified is true: the reference residue was checked against
+	// the substrate sequence (a mismatch is an error, never re-based).
+	ReferenceVerified bool `json:"reference_verified"`
+	// KnownVariants are the variant alleles of the knowledge whose protein
+	// change this substitution is.
+	KnownVariants []KnownVariant `json:"known_variants"`
+}
+
+// KnownVariant is a variant allele of the protein-change table.
+type KnownVariant struct {
+	RsID        string   `json:"rsid"`
+	Ref         string   `json:"ref"`
+	Alt         string   `json:"alt"`
+	GRCh38      string   `json:"grch38"`
+	HGVSc       string   `json:"hgvs_c,omitempty"`
+	AlleleLabel string   `json:"allele_label"`
+	Alleles     []string `json:"cpic_alleles"`
+	Function    string   `json:"cpic_function,omitempty"`
+	InCohort    bool     `json:"in_cohort"`
+}
+
+// ESM is the conservation method's section.
+type ESM struct {
+	Method string `json:"method"`
+	Conservation
+	Alignment     AlignmentStatus `json:"alignment"`
+	EntropySource string          `json:"entropy_source"`
+	Formula       string          `json:"formula"`
+	Constants     ESMConstants    `json:"constants"`
+	Notes         []string        `json:"notes,omitempty"`
+}
+
+// AlignmentStatus says whether a homologous-sequence alignment was used.
+type AlignmentStatus struct {
+	Available bool   `json:"available"`
+	Reason    string `json:"reason"`
+}
+
+// ESMConstants are the constants of the formula.
+type ESMConstants struct {
+	WeightSubstitution float64 `json:"weight_substitution"`
+	WeightEntropy      float64 `json:"weight_entropy"`
+	MinScore           int     `json:"min_off_diagonal_score"`
+	MaxScore           int     `json:"max_off_diagonal_score"`
+	MinEntropyBits     float64 `json:"min_entropy_bits"`
+	MaxEntropyBits     float64 `json:"max_entropy_bits"`
+	MeanEntropyBits    float64 `json:"mean_entropy_bits"`
+	ImpliedLambda      float64 `json:"implied_lambda"`
+	NominalLambda      float64 `json:"nominal_lambda"`
+}
+
+// Formula is the conservation_score formula.
+const Formula = "conservation_score = 0.5·(s_max − s)/(s_max − s_min) + 0.5·(H_max − H_ref)/(H_max − H_min), " +
+	"s = BLOSUM62(ref→alt), s_min/s_max = extreme off-diagonal scores of the 20 standard residues, " +
+	"H_ref = Shannon entropy (bits) of P(b|ref) = p_b·exp(λ·s_ref,b), H_min/H_max = extremes over the 20 residues"
+
+// noAlignment is the reason no alignment is used.
+const noAlignment = "no homologous sequences (orthologs or family members with citations) are in the knowledge for this protein; " +
+	"the entropy is that of the reference residue's BLOSUM62 substitution distribution, the same for every position holding that residue"
+
+// GraphSection is the graph method's section.
+type GraphSection struct {
+	Rows              []engine.GraphEdge `json:"rows"`
+	Nodes             []engine.GraphNode `json:"nodes"`
+	NodeCount         int                `json:"node_count"`
+	EdgeCount         int                `json:"edge_count"`
+	GroundingContract string             `json:"grounding_contract"`
+	Note              string             `json:"note"`
+}
+
+// Result is the answer to one Request.
+type Result struct {
+	Variant           VariantInfo       `json:"variant"`
+	ESM               ESM               `json:"esm"`
+	Population        Population        `json:"population"`
+	Graph             GraphSection      `json:"graph"`
+	Synthesis         Synthesis         `json:"synthesis"`
+	Tier              int               `json:"tier"`
+	TierLabel         string            `json:"tier_label"`
+	RulesFired        []string          `json:"rules_fired"`
+	SourceCitations   []engine.Citation `json:"source_citations"`
+	GroundingContract string            `json:"grounding_contract"`
+	EngineVersion     string            `json:"engine_version"`
+	KnowledgeVersion  string            `json:"knowledge_version"`
+	Warnings          []string          `json:"warnings"`
+}
+
+// invalid returns a validation error for one field.
+func invalid(field, format string, args ...any) error {
+	return &engine.ValidationError{Fields: []engine.FieldError{{Field: field, Reason: fmt.Sprintf(format, args...)}}}
+}
+
+// resolved is a validated request.
+type resolved struct {
+	protein *engine.ProteinSequence
+	sub     Substitution
+	known   []*engine.ProteinChange
+}
+
+// resolve validates req against the knowledge. Every rejection is an
+// *engine.ValidationError naming the field.
+func (c *Classifier) resolve(req Request) (resolved, error) {
+	var r resolved
+	gene := strings.ToUpper(strings.TrimSpace(req.Gene))
+	if gene == "" {
+		return r, invalid("gene", "is required (one of %s)", strings.Join(c.genes, ", "))
+	}
+	p, ok := c.proteins[gene]
+	if !ok {
+		return r, invalid("gene", "%q is not a substrate protein of the classifier; substrate genes are %s", req.Gene, strings.Join(c.genes, ", "))
+	}
+	r.protein = p
+	pc := strings.TrimSpace(req.ProteinChange)
+	vr := strings.TrimSpace(req.Variant)
+	if pc == "" && vr == "" {
+		return r, invalid("protein_change", "protein_change (e.g. p.Ala154Thr or A154T) or variant (an rsID) is required")
+	}
+	var fromVariant []*engine.ProteinChange
+	if vr != "" {
+		rs, ok := engine.NormaliseRsID(vr)
+		if !ok {
+			return r, invalid("variant", "%q is not an rsID (rs<digits>)", req.Variant)
+		}
+		var rows []*engine.ProteinChange
+		for _, ch := range c.byGene[gene] {
+			if ch.RsID == rs {
+				rows = append(rows, ch)
+			}
+		}
+		if len(rows) == 0 {
+			return r, invalid("variant", "%s is not in the knowledge's rsID → protein-change table for %s; give protein_change instead", rs, gene)
+		}
+		for _, ch := range rows {
+			if isMissense(*ch) {
+				fromVariant = append(fromVariant, ch)
+			}
+		}
+		if len(fromVariant) == 0 {
+			var cons []string
+			for _, ch := range rows {
+				cons = append(cons, ch.Consequence)
+			}
+			return r, invalid("variant", "%s is not a missense variant (%s); only missense substitutions can be classified", rs, strings.Join(uniqueSorted(cons), ", "))
+		}
+		if pc == "" {
+			if len(fromVariant) > 1 {
+				var alts []string
+				for _, ch := range fromVariant {
+					alts = append(alts, ch.HGVSp+" ("+ch.Ref+">"+ch.Alt+")")
+				}
+				return r, invalid("variant", "%s has %d missense alleles in the knowledge (%s); give protein_change to choose one", rs, len(fromVariant), strings.Join(alts, ", "))
+			}
+			pc = fromVariant[0].HGVSp
+		}
+	}
+	sub, err := ParseProteinChange(pc)
+	if err != nil {
+		return r, invalid("protein_change", "%s", err.Error())
+	}
+	if sub.Pos > p.Length || sub.Pos > len(p.Sequence) {
+		return r, invalid("protein_change", "position %d is beyond the end of %s (%s, %d residues)", sub.Pos, gene, p.UniProt, p.Length)
+	}
+	if have := p.Sequence[sub.Pos-1]; have != sub.Ref {
+		return r, invalid("protein_change", "reference residue %s%d does not match the %s sequence (%s, which has %s at %d); the reference is never re-based",
+			threeLetter[sub.Ref], sub.Pos, gene, p.UniProt, threeLetter[have], sub.Pos)
+	}
+	r.sub = sub
+	hgvs := sub.HGVS()
+	if vr != "" {
+		for _, ch := range fromVariant {
+			if ch.HGVSp == hgvs {
+				r.known = append(r.known, ch)
+			}
+		}
+		if len(r.known) == 0 {
+			return r, invalid("variant", "%s does not encode %s in the knowledge (it encodes %s)", fromVariant[0].RsID, hgvs, hgvsList(fromVariant))
+		}
+		return r, nil
+	}
+	for _, ch := range c.byGene[gene] {
+		if ch.HGVSp == hgvs && isMissense(*ch) {
+			r.known = append(r.known, ch)
+		}
+	}
+	return r, nil
+}
+
+func hgvsList(cs []*engine.ProteinChange) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.HGVSp)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Classify classifies one substitution. Invalid input is an
+// *engine.ValidationError naming the field.
+func (c *Classifier) Classify(req Request) (Result, error) {
+	r, err := c.resolve(req)
+	if err != nil {
+		return Result{}, err
+	}
+	gene := r.protein.Gene
+	cons, err := c.model.Conservation(r.sub.Ref, r.sub.Alt)
+	if err != nil {
+		return Result{}, fmt.Errorf("classify: %w", err) // cannot happen: the parser accepts standard residues only
+	}
+	res := Result{
+		GroundingContract: engine.GroundingContract,
+		EngineVersion:     EngineVersion,
+		KnowledgeVersion:  c.kb.Version.Label,
+		Warnings:          []string{},
+		RulesFired:        []string{},
+	}
+	res.Variant = VariantInfo{
+		Gene: gene, UniProt: r.protein.UniProt, ProteinLength: r.protein.Length, Position: r.sub.Pos,
+		Ref: string(r.sub.Ref), Alt: string(r.sub.Alt), HGVSp: r.sub.HGVS(), Short: r.sub.Short(),
+		ReferenceVerified: true, KnownVariants: []KnownVariant{},
+	}
+	if r.sub.Pos == 1 {
+		res.Warnings = append(res.Warnings, "position 1 is the initiator methionine: a change there removes the start codon (start-loss), which conservation_score does not model")
+	}
+
+	// esm
+	mc := c.model.Constants()
+	res.ESM = ESM{
+		Method:        "BLOSUM62 substitution score and Shannon entropy of the reference residue's BLOSUM62 substitution distribution (no language model)",
+		Conservation:  cons,
+		Alignment:     AlignmentStatus{Available: false, Reason: noAlignment},
+		EntropySource: "blosum62_substitution_distribution",
+		Formula:       Formula,
+		Constants: ESMConstants{
+			WeightSubstitution: WeightSubstitution, WeightEntropy: WeightEntropy,
+			MinScore: mc.MinOffDiagonalScore, MaxScore: mc.MaxOffDiagonalScore,
+			MinEntropyBits: mc.MinEntropyBits, MaxEntropyBits: mc.MaxEntropyBits, MeanEntropyBits: mc.MeanEntropyBits,
+			ImpliedLambda: mc.ImpliedLambda, NominalLambda: mc.NominalLambda,
+		},
+	}
+
+	// Known variant alleles: function and population.
+	cohort := map[string]bool{}
+	for _, cv := range c.ck.Substrate.Cohort {
+		cohort[cv.RsID+":"+cv.Ref+">"+cv.Alt] = true
+	}
+	var funcs []knownAllele
+	var recs []PopulationRecord
+	g := newGraphBuilder()
+	for _, ch := range r.known {
+		af := c.v.soleFunction(ch.Gene, ch.RsID, ch.Ref, ch.Alt)
+		res.Variant.KnownVariants = append(res.Variant.KnownVariants, KnownVariant{
+			RsID: ch.RsID, Ref: ch.Ref, Alt: ch.Alt, GRCh38: ch.GRCh38, HGVSc: ch.HGVSc, AlleleLabel: ch.AlleleLabel,
+			Alleles: nonNil(af.Alleles), Function: af.Function, InCohort: cohort[variantKey(*ch)],
+		})
+		funcs = append(funcs, knownAllele{rsid: ch.RsID, ref: ch.Ref, alt: ch.Alt, alleles: af.Alleles, function: af.Function})
+		recs = append(recs, c.v.population(*ch))
+		c.v.addVariant(g, *ch)
+	}
+	res.Population = summarise(recs)
+
+	// graph
+	c.v.addGene(g, gene)
+	kg := g.graph()
+	res.Graph = GraphSection{
+		Rows: kg.Edges, Nodes: kg.Nodes, NodeCount: len(kg.Nodes), EdgeCount: len(kg.Edges),
+		GroundingContract: engine.GroundingContract,
+		Note:              "rows touching the variant (pharmacogenomic), its gene (guideline: every CPIC gene–drug pair) and the gene's drugs (natural-product); the response names no entity outside these rows",
+	}
+	if len(r.known) == 0 {
+		res.Graph.Note += "; the substitution is not a known variant of the knowledge, so no pharmacogenomic row touches it"
+	}
+
+	// synthesis
+	res.Synthesis = synthesise(synthesisInput{gene: gene, functions: funcs, levelA: c.v.hasLevelA(gene), cons: cons, pop: res.Population})
+	res.Tier, res.TierLabel = res.Synthesis.Tier, res.Synthesis.TierLabel
+	for _, rr := range res.Synthesis.Rules {
+		if rr.Fired {
+			res.RulesFired = append(res.RulesFired, rr.ID)
+		}
+	}
+	res.SourceCitations = c.citations(res)
+	return res, nil
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+// citations returns one citation per supported field of res.
+func (c *Classifier) citations(res Result) []engine.Citation {
+	out := []engine.Citation{}
+	cite := func(field, source, level string, ids []string) {
+		url := c.sourceURL(ids)
+		if url == "" {
+			return
+		}
+		if source == "" {
+			source = c.sourceText(ids)
+		}
+		out = append(out, engine.Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
+	}
+	matrix := c.ck.Matrix.SourceIDs
+	cite("esm.blosum62", "", "", matrix)
+	for _, id := range matrix {
+		if s, ok := c.v.sources[id]; ok && s.PMID != "" {
+			cite("esm.ref_entropy_bits", s.Title, "", []string{id})
+		}
+	}
+	if p, ok := c.proteins[res.Variant.Gene]; ok {
+		cite("variant.reference_verified", "", "", p.SourceIDs)
+	}
+	for i, kv := range res.Variant.KnownVariants {
+		for _, ch := range c.byGene[res.Variant.Gene] {
+			if ch.RsID == kv.RsID && ch.Ref == kv.Ref && ch.Alt == kv.Alt {
+				cite(fmt.Sprintf("variant.known_variants[%d]", i), "", "", ch.SourceIDs)
+			}
+		}
+	}
+	for i, r := range res.Population.Records {
+		if r.AFIndia != nil {
+			cite(fmt.Sprintf("population.records[%d].af_india", i), r.AFIndiaBasis+": "+c.sourceText(r.AFIndiaSourceIDs), "", r.AFIndiaSourceIDs)
+		}
+		if r.AFGlobal != nil {
+			cite(fmt.Sprintf("population.records[%d].af_global", i), r.AFGlobalBasis+": "+c.sourceText(r.AFGlobalSourceIDs), "", r.AFGlobalSourceIDs)
+		}
+		if r.ClinVarSignificance != "" {
+			cite(fmt.Sprintf("population.records[%d].clinvar_significance", i), "", "", r.ClinVarSourceIDs)
+		}
+	}
+	for i, e := range res.Graph.Rows {
+		level := ""
+		if e.Layer == engine.LayerGuideline {
+			level = guidelineEvidence(e.Attributes["evidence_level"])
+		}
+		cite(fmt.Sprintf("graph.rows[%d]", i), "", level, e.SourceIDs)
+	}
+	return out
+}
+
+// guidelineEvidence returns the evidence level when it is one the
+// interface allows on citations (1A, 1B, 2A, 2B).
+func guidelineEvidence(l string) string {
+	switch l {
+	case "1A", "1B", "2A", "2B":
+		return l
+	}
+	return ""
+}
+
+// sourceText names up to two sources of a row.
+func (c *Classifier) sourceText(ids []string) string {
+	var parts []string
+	for _, id := range ids {
+		if s, ok := c.v.sources[id]; ok {
+			parts = append(parts, s.Title)
+		}
+		if len(parts) == 2 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return "knowledge row (no source title)"
+	}
+	return strings.Join(parts, " | ")
+}
+
+// sourceURL returns the first URL or PMID among the sources, else a
+// reference to the knowledge source row.
+func (c *Classifier) sourceURL(ids []string) string {
+	for _, id := range ids {
+		if s, ok := c.v.sources[id]; ok {
+			if s.URL != "" {
+				return s.URL
+			}
+			if s.PMID != "" {
+				return "PMID:" + s.PMID
+			}
+		}
+	}
+	if len(ids) > 0 {
+		return "pgxsafety-knowledge:source/" + ids[0]
+	}
+	return ""
+}
+
+// SubstrateSize is curated_substrate_size of the metadata document,
+// counted from the knowledge.
+type SubstrateSize struct {
+	CohortVariants   int `json:"cohort_variants"`
+	ProteinSequences int `json:"protein_sequences"`
+	GraphNodes       int `json:"pgx_graph_nodes"`
+	GraphEdges       int `json:"pgx_graph_edges"`
+}
+
+// Size counts the curated substrate.
+func (c *Classifier) Size() SubstrateSize {
+	return SubstrateSize{
+		CohortVariants:   len(c.ck.Substrate.Cohort),
+		ProteinSequences: len(c.ck.Proteins),
+		GraphNodes:       len(c.ck.Substrate.Graph.Nodes),
+		GraphEdges:       len(c.ck.Substrate.Graph.Edges),
+	}
+}
+
+// Substrate returns the curated substrate.
+func (c *Classifier) Substrate() engine.ClassifierSubstrate { return c.ck.Substrate }
+
+// Proteins returns the substrate proteins.
+func (c *Classifier) Proteins() []engine.ProteinSequence { return slices.Clone(c.ck.Proteins) }
+
+// Citations returns the publication citations.
+func (c *Classifier) Citations() []engine.PublicationCitation {
+	return slices.Clone(c.ck.Citations)
+}

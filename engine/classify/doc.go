@@ -1,0 +1,26 @@
+// Package classify is the deterministic variant-classification pipeline
+// behind /classifier_v2: given a missense substitution of a substrate
+// protein (as an HGVS protein change or an rsID the knowledge maps to one),
+// it runs four methods and assigns a tier.
+//
+//   - esm (the name the interface specification gives the method):
+//     protein-level conservation from the BLOSUM62 substitution score and
+//     the Shannon entropy of the reference residue's BLOSUM62 substitution
+//     distribution, combined into conservation_score in [0,1]. No protein
+//     language model and no language model of any kind takes part.
+//   - population: Indian and global allele frequencies, a rarity class and
+//     the ClinVar significance, where the knowledge holds them.
+//   - graph: the rows of the PGx knowledge graph that touch the variant, its
+//     gene and the gene's drugs, each with its source.
+//   - synthesis: a rule table that assigns tier 1 (actionable), 2 (likely
+//     functional), 3 (uncertain) or 4 (likely benign).
+//
+// The package also holds the rules that curate the substrate (which
+// proteins, which cohort variants, which demonstration cases, which graph
+// rows and which publications); the knowledge generator applies them and
+// the tests check that the generated knowledge still follows them.
+//
+// Everything here is pure: it reads the engine's Knowledge and never does
+// I/O. docs/classifier.md documents the formula, the constants and the
+// rule table.
+package classify

@@ -1,0 +1,406 @@
+package fhir
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+
+	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
+	rpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/bundle_and_contained_resource_go_proto"
+	mpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/medication_go_proto"
+)
+
+// Mapper maps FHIR resources to the engine's inputs using one knowledge
+// base. It is safe for concurrent use.
+type Mapper struct {
+	p  *Parser
+	kb *engine.Knowledge
+	// rxnorm and atc map a code to the covered drugs that carry it.
+	rxnorm map[string][]string
+	atc    map[string][]string
+	// names maps the first word of every drug name and synonym to the
+	// names (as word lists) that start with it.
+	names map[string][]drugName
+
+	hlaOnce sync.Once
+	hla     map[string][]string // see hlaKeyed
+}
+
+type drugName struct {
+	words []string
+	drug  string
+}
+
+// NewMapper returns a Mapper over kb.
+func NewMapper(p *Parser, kb *engine.Knowledge) *Mapper {
+	m := &Mapper{p: p, kb: kb, rxnorm: map[string][]string{}, atc: map[string][]string{}, names: map[string][]drugName{}}
+	for _, d := range kb.Drugs {
+		for _, c := range d.RxNormCUIs {
+			m.rxnorm[c] = appendUnique(m.rxnorm[c], d.Name)
+		}
+		for _, c := range d.ATCCodes {
+			c = strings.ToUpper(c)
+			m.atc[c] = appendUnique(m.atc[c], d.Name)
+		}
+		for _, n := range append([]string{d.Name}, d.Synonyms...) {
+			w := words(n)
+			if len(w) == 0 {
+				continue
+			}
+			m.names[w[0]] = append(m.names[w[0]], drugName{words: w, drug: d.Name})
+		}
+	}
+	for k := range m.names {
+		ns := m.names[k]
+		sort.Slice(ns, func(i, j int) bool { return len(ns[i].words) > len(ns[j].words) })
+	}
+	return m
+}
+
+// Parser returns the mapper's parser.
+func (m *Mapper) Parser() *Parser { return m.p }
+
+// Knowledge returns the mapper's knowledge.
+func (m *Mapper) Knowledge() *engine.Knowledge { return m.kb }
+
+func appendUnique(ss []string, s string) []string {
+	for _, x := range ss {
+		if x == s {
+			return ss
+		}
+	}
+	return append(ss, s)
+}
+
+// words lower-cases s and splits it into runs of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// DrugMatch is a covered drug identified in a medication.
+type DrugMatch struct {
+	// Drug is the knowledge's name of the drug.
+	Drug string `json:"drug"`
+	// Via says how it was identified: "RxNorm 32968", "ATC B01AC04" or
+	// "name in text".
+	Via string `json:"via"`
+}
+
+// MedicationOrder is one MedicationRequest as pgxsafety reads it.
+type MedicationOrder struct {
+	// Ref is "MedicationRequest/<id>", or "" when the resource has no id.
+	Ref    string `json:"ref,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Status string `json:"status,omitempty"`
+	Intent string `json:"intent,omitempty"`
+	// Subject is the subject reference as written.
+	Subject string `json:"subject,omitempty"`
+	// Label is how the order names its medication (text, display or code).
+	Label string `json:"label,omitempty"`
+	// Drugs are the covered drugs identified; empty when the medication
+	// is not covered or could not be identified.
+	Drugs []DrugMatch `json:"drugs,omitempty"`
+	// Identified is false when nothing names the medication: no code, no
+	// text, or a reference that could not be resolved.
+	Identified bool `json:"identified"`
+	// Indication is the reasonCode text or displays.
+	Indication string `json:"indication,omitempty"`
+	AuthoredOn string `json:"authored_on,omitempty"`
+	// Partial is set when only the core elements of the resource could be
+	// read; it says why.
+	Partial string `json:"partial,omitempty"`
+	// Place is where the order came from ("draftOrders entry 1").
+	Place string `json:"place,omitempty"`
+}
+
+// Orders is the result of reading a set of order resources.
+type Orders struct {
+	Medications []MedicationOrder
+	// Other names the orders that are not MedicationRequests (they are not
+	// checked).
+	Other  []string
+	Issues []Issue
+}
+
+// ResolveFunc fetches a referenced resource ("Medication/123") that is not
+// among the resources given; it returns nil, nil when it cannot.
+type ResolveFunc func(ref string) (json.RawMessage, error)
+
+// MedicationOrders reads the MedicationRequests among raws (the resources
+// of a draftOrders Bundle or of a search). A Medication referenced by an
+// order is taken from the order's contained resources, from the Medication
+// resources among raws, or from resolve (may be nil). place names the
+// source in issues ("draftOrders", "activeMedications").
+func (m *Mapper) MedicationOrders(raws []json.RawMessage, place string, resolve ResolveFunc) Orders {
+	var out Orders
+	meds := map[string]*mpb.Medication{}
+	type pending struct {
+		pr    parsed
+		place string
+	}
+	var orders []pending
+	for i, po := range m.p.parseAll(raws) {
+		where := fmt.Sprintf("%s entry %d", place, i+1)
+		pr, err := po.pr, po.err
+		if err != nil {
+			out.Issues = append(out.Issues, Issue{Ref: refOf(pr.head, where), ResourceType: pr.head.ResourceType, Severity: IssueError, Message: err.Error()})
+			continue
+		}
+		switch {
+		case pr.cr.GetMedicationRequest() != nil:
+			orders = append(orders, pending{pr, where})
+		case pr.cr.GetMedication() != nil:
+			if pr.head.ID != "" {
+				meds["Medication/"+pr.head.ID] = pr.cr.GetMedication()
+			}
+		default:
+			out.Other = append(out.Other, refOf(pr.head, where))
+		}
+	}
+	for _, o := range orders {
+		mo, issues := m.medicationOrder(o.pr, o.place, meds, resolve)
+		out.Medications = append(out.Medications, mo)
+		out.Issues = append(out.Issues, issues...)
+	}
+	return out
+}
+
+func (m *Mapper) medicationOrder(pr parsed, place string, meds map[string]*mpb.Medication, resolve ResolveFunc) (MedicationOrder, []Issue) {
+	mr := pr.cr.GetMedicationRequest()
+	mo := MedicationOrder{
+		ID:         pr.head.ID,
+		Status:     codeString(mr.GetStatus().GetValue().String()),
+		Intent:     codeString(mr.GetIntent().GetValue().String()),
+		Subject:    referenceString(mr.GetSubject()),
+		AuthoredOn: formatDateTime(mr.GetAuthoredOn()),
+		Partial:    pr.partial,
+		Place:      place,
+	}
+	if mo.ID != "" {
+		mo.Ref = "MedicationRequest/" + mo.ID
+	}
+	ref := refOf(pr.head, place)
+	var issues []Issue
+	if pr.partial != "" {
+		issues = append(issues, Issue{Ref: ref, ResourceType: "MedicationRequest", Severity: IssueWarning, Message: pr.partial})
+	}
+	var reasons []string
+	for _, rc := range mr.GetReasonCode() {
+		cs, text := codings(rc)
+		if text != "" {
+			reasons = append(reasons, text)
+			continue
+		}
+		for _, c := range cs {
+			if c.Display != "" {
+				reasons = append(reasons, c.Display)
+				break
+			}
+		}
+	}
+	mo.Indication = strings.Join(reasons, "; ")
+
+	med := mr.GetMedication()
+	switch {
+	case med.GetCodeableConcept() != nil:
+		mo.Label, mo.Drugs, mo.Identified = m.identify(med.GetCodeableConcept())
+	case med.GetReference() != nil:
+		r := referenceString(med.GetReference())
+		md, why := m.resolveMedication(r, mr.GetContained(), meds, resolve)
+		if md == nil {
+			issues = append(issues, Issue{Ref: ref, ResourceType: "MedicationRequest", Severity: IssueError,
+				Message: fmt.Sprintf("its medication reference %q could not be resolved (%s); the drug was not identified", r, why)})
+			if d := strings.TrimSpace(med.GetReference().GetDisplay().GetValue()); d != "" {
+				mo.Label = d
+				mo.Drugs = m.byText(d)
+				mo.Identified = true
+			}
+			break
+		}
+		mo.Label, mo.Drugs, mo.Identified = m.identify(md.GetCode())
+		if len(mo.Drugs) == 0 {
+			// A Medication without a usable code may list its ingredients.
+			for _, ing := range md.GetIngredient() {
+				if cc := ing.GetItem().GetCodeableConcept(); cc != nil {
+					label, drugs, ok := m.identify(cc)
+					if ok && mo.Label == "" {
+						mo.Label, mo.Identified = label, true
+					}
+					for _, d := range drugs {
+						mo.Drugs = appendMatch(mo.Drugs, d)
+					}
+				}
+			}
+		}
+	default:
+		issues = append(issues, Issue{Ref: ref, ResourceType: "MedicationRequest", Severity: IssueError,
+			Message: "it names no medication (no medicationCodeableConcept or medicationReference)"})
+	}
+	return mo, issues
+}
+
+// resolveMedication finds the Medication a reference points at.
+func (m *Mapper) resolveMedication(ref string, contained []*anypb.Any, meds map[string]*mpb.Medication, resolve ResolveFunc) (*mpb.Medication, string) {
+	if ref == "" {
+		return nil, "empty reference"
+	}
+	if strings.HasPrefix(ref, "#") {
+		id := strings.TrimPrefix(ref, "#")
+		for _, a := range contained {
+			cr := &rpb.ContainedResource{}
+			if err := a.UnmarshalTo(cr); err != nil {
+				continue
+			}
+			if md := cr.GetMedication(); md != nil && md.GetId().GetValue() == id {
+				return md, ""
+			}
+		}
+		return nil, "no contained Medication has that id"
+	}
+	for k, md := range meds {
+		if sameResource(ref, "Medication", strings.TrimPrefix(k, "Medication/")) {
+			return md, ""
+		}
+	}
+	if resolve == nil {
+		return nil, "it is not among the resources sent and no FHIR server was available"
+	}
+	raw, err := resolve(ref)
+	if err != nil {
+		return nil, clip(err.Error())
+	}
+	if raw == nil {
+		return nil, "not found"
+	}
+	pr, err := m.p.parse(raw)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if md := pr.cr.GetMedication(); md != nil {
+		return md, ""
+	}
+	return nil, "the reference is not a Medication"
+}
+
+func appendMatch(ms []DrugMatch, d DrugMatch) []DrugMatch {
+	for _, x := range ms {
+		if x.Drug == d.Drug {
+			return ms
+		}
+	}
+	return append(ms, d)
+}
+
+// identify names the covered drugs of a medication concept: RxNorm and ATC
+// codes of the knowledge first; when no code is known, the drug names
+// found in the concept's text and displays (SNOMED CT and SCD/SBD codes
+// are read through their displays: the knowledge holds no such codes).
+// label is the concept's own name; ok is false when the concept has no
+// code and no text at all.
+func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMatch, ok bool) {
+	cs, text := codings(cc)
+	label = text
+	for _, c := range cs {
+		if label == "" && c.Display != "" {
+			label = c.Display
+		}
+		if c.Code != "" || c.Display != "" {
+			ok = true
+		}
+		switch c.System {
+		case SystemRxNorm:
+			for _, d := range m.rxnorm[c.Code] {
+				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "RxNorm " + c.Code})
+			}
+		case SystemATC:
+			for _, d := range m.atc[strings.ToUpper(c.Code)] {
+				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "ATC " + strings.ToUpper(c.Code)})
+			}
+		}
+	}
+	if text != "" {
+		ok = true
+	}
+	if label == "" && len(cs) > 0 {
+		label = strings.TrimSpace(cs[0].System + " " + cs[0].Code)
+	}
+	if len(drugs) > 0 {
+		return label, drugs, ok
+	}
+	texts := []string{text}
+	for _, c := range cs {
+		texts = append(texts, c.Display)
+	}
+	for _, t := range texts {
+		for _, d := range m.byText(t) {
+			drugs = appendMatch(drugs, d)
+		}
+	}
+	return label, drugs, ok
+}
+
+// byText finds the covered drugs named in free text: the knowledge's drug
+// names and synonyms as whole words ("Clopidogrel 75 MG Oral Tablet" →
+// clopidogrel), the longest name winning where names overlap.
+func (m *Mapper) byText(text string) []DrugMatch {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	if d, ok := m.kb.Drug(text); ok {
+		return []DrugMatch{{Drug: d.Name, Via: "name in text"}}
+	}
+	ws := words(text)
+	var out []DrugMatch
+	for i := 0; i < len(ws); i++ {
+		for _, n := range m.names[ws[i]] {
+			if i+len(n.words) > len(ws) {
+				continue
+			}
+			match := true
+			for j, w := range n.words {
+				if ws[i+j] != w {
+					match = false
+					break
+				}
+			}
+			if match {
+				out = appendMatch(out, DrugMatch{Drug: n.drug, Via: "name in text"})
+				i += len(n.words) - 1
+				break
+			}
+		}
+	}
+	return out
+}
+
+// codeString turns a google/fhir enum name (ENTERED_IN_ERROR) into the FHIR
+// code (entered-in-error).
+func codeString(enum string) string {
+	if enum == "" || strings.HasPrefix(enum, "INVALID") {
+		return ""
+	}
+	return strings.ReplaceAll(strings.ToLower(enum), "_", "-")
+}
+
+// ActiveMedications reads the MedicationRequests of a search for the
+// patient's active orders. Orders whose status is not active are dropped.
+func (m *Mapper) ActiveMedications(raws []json.RawMessage, place string, resolve ResolveFunc) Orders {
+	all := m.MedicationOrders(raws, place, resolve)
+	var keep []MedicationOrder
+	for _, mo := range all.Medications {
+		if mo.Status == "active" {
+			keep = append(keep, mo)
+		}
+	}
+	all.Medications = keep
+	return all
+}

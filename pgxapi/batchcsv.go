@@ -1,0 +1,719 @@
+package pgxapi
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+)
+
+// POST /pgx/batch_csv: a diagnostic lab uploads a CSV (spec §2.6) as the
+// multipart part "file"; every row is checked by the same engine as
+// /pgx/check and answered with a row result (spec §2.7). See docs/batch.md.
+//
+// Audit. Every row's advice is in the audit log, in chunk entries: one
+// entry per chunk of up to DefaultChunkRows consecutive rows holds each
+// row's input and the SHA-256 of exactly the result bytes sent for it (or
+// its error), and a closing entry holds the file's SHA-256, the counts and
+// the ids of the chunk entries. A chunk's lines are released only after its
+// entry is durable; the summary only after the closing entry is. Per-row
+// entries would cost one durable, hash-chained append per row (the store
+// commits each append), which caps a batch at the store's commit rate; one
+// entry for the whole batch cannot be written before the first NDJSON line
+// is released without holding every result. Chunk entries give both: audit
+// before release, and memory flat in the number of rows.
+
+// Batch CSV defaults and fixed values.
+const (
+	// BatchCSVEndpoint names POST /pgx/batch_csv in audit entries.
+	BatchCSVEndpoint = "POST /pgx/batch_csv"
+	// DefaultBatchCSVMaxBytes is the default limit of the uploaded file.
+	DefaultBatchCSVMaxBytes = 50 << 20
+	// DefaultBatchCSVMaxRows is the default limit of data rows per file.
+	DefaultBatchCSVMaxRows = 100_000
+	// NDJSONContentType is the media type of the streaming answer.
+	NDJSONContentType = "application/x-ndjson"
+	// multipartSlack is what the request body may hold beyond the file:
+	// multipart framing and small extra parts.
+	multipartSlack = 1 << 20
+	// batchIODeadline is how long a batch may go without progress: the
+	// connection's read and write deadlines are moved this far ahead after
+	// every chunk, so a large file is not cut off by the server's
+	// per-request timeouts while it is being processed.
+	batchIODeadline = 60 * time.Second
+	// spillMemory is how much of a JSON (non-streaming) answer is kept in
+	// memory before it goes to a temporary file.
+	spillMemory = 4 << 20
+	// RowsPerRateUnit: a batch is charged one rate-limit unit (beyond the
+	// request's own) per started RowsPerRateUnit rows or drugs.
+	RowsPerRateUnit = 100
+	// auditDepth is how many chunks may wait for their audit entry while
+	// later chunks are evaluated.
+	auditDepth = 4
+	// ndjsonWriteBatch is the size at which buffered NDJSON lines are
+	// written out within a chunk.
+	ndjsonWriteBatch = 256 << 10
+)
+
+func (c Config) batchCSVMaxBytes() int64 {
+	if c.BatchCSVMaxBytes > 0 {
+		return c.BatchCSVMaxBytes
+	}
+	return DefaultBatchCSVMaxBytes
+}
+
+func (c Config) batchCSVMaxRows() int {
+	if c.BatchCSVMaxRows > 0 {
+		return c.BatchCSVMaxRows
+	}
+	return DefaultBatchCSVMaxRows
+}
+
+// errFileTooLarge is returned by the upload reader past the size limit.
+var errFileTooLarge = errors.New("the file exceeds the size limit")
+
+// uploadError is a failure reading the request body (a broken or
+// malformed upload), as opposed to a problem of the CSV.
+type uploadError struct{ err error }
+
+func (e *uploadError) Error() string { return "read upload: " + e.err.Error() }
+func (e *uploadError) Unwrap() error { return e.err }
+
+// uploadReader counts, hashes and limits the bytes of the file part.
+type uploadReader struct {
+	r   io.Reader
+	max int64
+	n   int64
+	h   hash.Hash
+}
+
+// Read implements io.Reader.
+func (u *uploadReader) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	u.n += int64(n)
+	u.h.Write(p[:n])
+	if u.n > u.max {
+		return n, errFileTooLarge
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return n, errFileTooLarge
+		}
+		return n, &uploadError{err}
+	}
+	return n, err
+}
+
+// wantsNDJSON reports whether the Accept header asks for NDJSON (with a
+// non-zero quality).
+func wantsNDJSON(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || mt != NDJSONContentType {
+			continue
+		}
+		if q, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(q, 64); err == nil && f <= 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// openFilePart checks the request is multipart/form-data within the size
+// limit and returns the part named "file".
+func openFilePart(w http.ResponseWriter, r *http.Request, maxBytes int64) (*multipart.Part, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
+			Detail: `Content-Type must be multipart/form-data with the CSV in a part named "file"`,
+			Header: http.Header{"Accept": {"multipart/form-data"}}}
+	}
+	boundary := params["boundary"]
+	if boundary == "" {
+		return nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			Detail: "the multipart/form-data Content-Type has no boundary parameter"}
+	}
+	if r.ContentLength > maxBytes+multipartSlack {
+		return nil, fileTooLarge(maxBytes)
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, fileError("file", "is required: a multipart part named file holding the CSV")
+	}
+	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBytes+multipartSlack), boundary)
+	for {
+		part, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, fileError("file", "is required: a multipart part named file holding the CSV")
+		case err != nil:
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, fileTooLarge(maxBytes)
+			}
+			return nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+				Detail: "the multipart/form-data body is malformed", Err: err}
+		}
+		if part.FormName() == "file" {
+			return part, nil
+		}
+		// Other parts are skipped (NextPart discards their content).
+	}
+}
+
+func fileTooLarge(maxBytes int64) error {
+	return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+		Detail:        fmt.Sprintf("the file exceeds the limit of %d bytes (batch_csv_max_bytes in /pgx/version)", maxBytes),
+		InvalidParams: []httpx.Param{{Name: "file", Reason: fmt.Sprintf("must be at most %d bytes", maxBytes)}}}
+}
+
+func rowsTooMany(maxRows int) error {
+	return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+		Detail:        fmt.Sprintf("the file has more than %d data rows, the limit (batch_csv_max_rows in /pgx/version); split it", maxRows),
+		InvalidParams: []httpx.Param{{Name: "file", Reason: fmt.Sprintf("must have at most %d data rows", maxRows)}}}
+}
+
+// batchProblem maps a batch failure to its HTTP problem.
+func batchProblem(err error, maxBytes int64) error {
+	var (
+		rle *RowLimitError
+		ue  *uploadError
+	)
+	switch {
+	case errors.As(err, &rle):
+		return rowsTooMany(rle.Limit)
+	case errors.Is(err, errFileTooLarge):
+		return fileTooLarge(maxBytes)
+	case errors.As(err, &ue):
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			Detail: "the upload could not be read to its end (malformed or interrupted multipart body)", Err: err}
+	}
+	return err
+}
+
+func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	start := httpx.StartTime(ctx)
+	if start.IsZero() {
+		start = time.Now()
+	}
+	rc := http.NewResponseController(w)
+	// An upload of up to the size limit may take longer than the server's
+	// whole-request read timeout; progress moves the deadline on.
+	_ = rc.SetReadDeadline(time.Now().Add(batchIODeadline))
+
+	maxBytes, maxRows := s.cfg.batchCSVMaxBytes(), s.cfg.batchCSVMaxRows()
+	part, err := openFilePart(w, r, maxBytes)
+	if err != nil {
+		return err
+	}
+	stream := wantsNDJSON(r.Header.Get("Accept"))
+	if stream {
+		// Lines are written while the upload is still being read.
+		_ = rc.EnableFullDuplex()
+	}
+	b := &csvBatch{
+		s:      s,
+		r:      r,
+		ctx:    ctx,
+		w:      w,
+		rc:     rc,
+		stream: stream,
+		call: engine.Call{
+			Principal: httpx.PrincipalOrAnonymous(ctx),
+			Endpoint:  BatchCSVEndpoint,
+			RequestID: httpx.RequestID(ctx),
+		},
+		fileName: part.FileName(),
+	}
+	if !stream {
+		b.spill = &spillBuffer{limit: spillMemory}
+		defer b.spill.Close()
+	}
+	in := &uploadReader{r: part, max: maxBytes, h: sha256.New()}
+	proc := NewCSVProcessor(s.kb, CSVOptions{MaxRows: maxRows})
+	b.startReleaser()
+	stats, err := proc.Run(ctx, in, b.chunk)
+	b.fileBytes, b.fileSHA256 = in.n, hex.EncodeToString(in.h.Sum(nil))
+	// Rows read before a problem (the row limit, a broken upload, a
+	// refused rate-limit charge) are still released, in order; a release
+	// failure (the audit log, the client gone) is the batch's failure.
+	if rerr := b.finishRelease(); rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return b.fail(stats, batchProblem(err, maxBytes))
+	}
+	closing, err := s.svc.Record(ctx, b.call, b.closingRequest(), b.closingResponse(stats, "completed", ""))
+	if err != nil {
+		b.closed = true // no second closing entry: the store is failing
+		return b.fail(stats, err)
+	}
+	return b.finish(closing, stats, start)
+}
+
+// csvBatch is the state of one POST /pgx/batch_csv answer.
+type csvBatch struct {
+	s      *Server
+	r      *http.Request
+	ctx    context.Context
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	call   engine.Call
+	stream bool
+
+	started  bool // the response has started (NDJSON)
+	closed   bool // the closing entry is written
+	chunkIDs []string
+	emitted  int // rows handed over by the processor
+	released int // rows sent (NDJSON) or buffered for sending (JSON)
+	charged  int // rate-limit units charged beyond the request's own
+	spill    *spillBuffer
+
+	// The releaser goroutine owns chunkIDs, released, buf, spill and the
+	// response writer until finishRelease returns.
+	queue        chan *auditedChunk
+	releaserDone chan struct{}
+	mu           sync.Mutex
+	broken       error // the release failure that stops all later releases
+	buf          []byte
+
+	fileName   string
+	fileBytes  int64
+	fileSHA256 string
+}
+
+// chunkAuditRequest is the request payload of a chunk entry.
+type chunkAuditRequest struct {
+	Kind  string          `json:"kind"`
+	Chunk int             `json:"chunk"`
+	Rows  []chunkAuditRow `json:"rows"`
+}
+
+type chunkAuditRow struct {
+	Row   int          `json:"row"`
+	Line  int          `json:"line"`
+	Input *CSVRowInput `json:"input,omitempty"`
+}
+
+// chunkAuditResponse is the response payload of a chunk entry.
+type chunkAuditResponse struct {
+	Rows []chunkAuditOutcome `json:"rows"`
+}
+
+type chunkAuditOutcome struct {
+	Row             int       `json:"row"`
+	OK              bool      `json:"ok"`
+	ResultDigest    string    `json:"result_digest,omitempty"`
+	OverallSeverity string    `json:"overall_severity,omitempty"`
+	Error           *RowError `json:"error,omitempty"`
+}
+
+// batchCSVAuditRequest is the request payload of the closing entry.
+type batchCSVAuditRequest struct {
+	Kind       string `json:"kind"`
+	FileName   string `json:"file_name,omitempty"`
+	FileBytes  int64  `json:"file_bytes"`
+	FileSHA256 string `json:"file_sha256"`
+	Format     string `json:"format"`
+}
+
+// batchCSVAuditResponse is the response payload of the closing entry.
+type batchCSVAuditResponse struct {
+	Outcome       string   `json:"outcome"`
+	Reason        string   `json:"reason,omitempty"`
+	RowsTotal     int      `json:"rows_total"`
+	RowsSucceeded int      `json:"rows_succeeded"`
+	RowsFailed    int      `json:"rows_failed"`
+	RowsReleased  int      `json:"rows_released"`
+	ChunkEntries  []string `json:"chunk_entries"`
+}
+
+func (b *csvBatch) closingRequest() batchCSVAuditRequest {
+	format := "json"
+	if b.stream {
+		format = "ndjson"
+	}
+	return batchCSVAuditRequest{Kind: "batch_csv", FileName: b.fileName, FileBytes: b.fileBytes, FileSHA256: b.fileSHA256, Format: format}
+}
+
+func (b *csvBatch) closingResponse(st CSVStats, outcome, reason string) batchCSVAuditResponse {
+	ids := b.chunkIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	return batchCSVAuditResponse{Outcome: outcome, Reason: reason, RowsTotal: st.Rows, RowsSucceeded: st.Succeeded,
+		RowsFailed: st.Failed, RowsReleased: b.released, ChunkEntries: ids}
+}
+
+// chunk audits one chunk and then releases its rows: NDJSON lines are
+// written and flushed; JSON rows go to the spill buffer.
+func (b *csvBatch) chunk(c *CSVChunk) error {
+	// One rate-limit unit per started 100 rows, charged before the rows
+	// are audited and released.
+	if units := (b.emitted+len(c.Rows)+RowsPerRateUnit-1)/RowsPerRateUnit - b.charged; units > 0 {
+		if err := httpx.RateLimitCost(b.r, units); err != nil {
+			return err
+		}
+		b.charged += units
+	}
+	b.emitted += len(c.Rows)
+	rows := make([]chunkAuditRow, len(c.Rows))
+	outcomes := make([]chunkAuditOutcome, len(c.Rows))
+	for i := range c.Rows {
+		row := &c.Rows[i]
+		rows[i] = chunkAuditRow{Row: row.Row, Line: row.Line, Input: row.Input}
+		outcomes[i] = chunkAuditOutcome{Row: row.Row, OK: row.OK,
+			ResultDigest: row.ResultDigest, OverallSeverity: row.OverallSeverity, Error: row.Error}
+	}
+	// The chunk's entry is appended in the background so that the entries
+	// of consecutive chunks share the store's group commits; the releaser
+	// sends the rows in order, each chunk only once its own entry is
+	// durable. At most auditDepth chunks wait (backpressure).
+	if err := b.failure(); err != nil {
+		return err
+	}
+	p := &auditedChunk{c: c, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.entry, p.err = b.s.svc.Record(b.ctx, b.call,
+			chunkAuditRequest{Kind: "batch_csv.chunk", Chunk: c.Index, Rows: rows},
+			chunkAuditResponse{Rows: outcomes})
+	}()
+	select {
+	case b.queue <- p:
+		return nil
+	case <-b.ctx.Done():
+		<-p.done
+		return b.ctx.Err()
+	}
+}
+
+// auditedChunk is a chunk whose audit entry is being appended.
+type auditedChunk struct {
+	c     *CSVChunk
+	done  chan struct{}
+	entry audit.Entry
+	err   error
+}
+
+// failure returns the release failure that stops the batch, if any.
+func (b *csvBatch) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.broken
+}
+
+// startReleaser starts the goroutine that releases the audited chunks in
+// order; finishRelease closes the queue and waits for it.
+func (b *csvBatch) startReleaser() {
+	b.queue = make(chan *auditedChunk, auditDepth)
+	b.releaserDone = make(chan struct{})
+	go func() {
+		defer close(b.releaserDone)
+		for p := range b.queue {
+			<-p.done
+			if err := b.failure(); err != nil {
+				// Written but not released: the closing entry names it.
+				if p.err == nil {
+					b.chunkIDs = append(b.chunkIDs, p.entry.ID)
+				}
+				continue
+			}
+			if err := b.release(p); err != nil {
+				b.mu.Lock()
+				b.broken = err
+				b.mu.Unlock()
+			}
+		}
+	}()
+}
+
+func (b *csvBatch) finishRelease() error {
+	close(b.queue)
+	<-b.releaserDone
+	return b.failure()
+}
+
+// release releases one audited chunk: NDJSON lines are written and
+// flushed, JSON rows go to the spill buffer.
+func (b *csvBatch) release(p *auditedChunk) error {
+	if p.err != nil {
+		return p.err
+	}
+	b.chunkIDs = append(b.chunkIDs, p.entry.ID)
+	c := p.c
+	if b.stream {
+		if err := b.writeLines(c, p.entry.ID); err != nil {
+			return err
+		}
+	} else {
+		for i := range c.Rows {
+			if b.released > 0 {
+				b.buf = append(b.buf[:0], ',')
+			} else {
+				b.buf = b.buf[:0]
+			}
+			b.buf = AppendRowJSON(b.buf, &c.Rows[i], p.entry.ID, "")
+			if _, err := b.spill.Write(b.buf); err != nil {
+				return fmt.Errorf("batch_csv: buffer results: %w", err)
+			}
+			b.released++
+		}
+	}
+	now := time.Now()
+	_ = b.rc.SetReadDeadline(now.Add(batchIODeadline))
+	_ = b.rc.SetWriteDeadline(now.Add(batchIODeadline))
+	return nil
+}
+
+// clientGone wraps a failed write of a response that had started.
+type clientGone struct{ err error }
+
+func (e *clientGone) Error() string { return "write response: " + e.err.Error() }
+func (e *clientGone) Unwrap() error { return e.err }
+
+func (b *csvBatch) startStream() {
+	if b.started {
+		return
+	}
+	h := b.w.Header()
+	h.Set("Content-Type", NDJSONContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	b.w.WriteHeader(http.StatusOK)
+	b.started = true
+}
+
+func (b *csvBatch) writeLines(c *CSVChunk, auditID string) error {
+	b.startStream()
+	b.buf = b.buf[:0]
+	for i := range c.Rows {
+		b.buf = AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
+		b.buf = append(b.buf, '\n')
+		if len(b.buf) >= ndjsonWriteBatch || i == len(c.Rows)-1 {
+			if _, err := b.w.Write(b.buf); err != nil {
+				return &clientGone{err}
+			}
+			b.buf = b.buf[:0]
+		}
+	}
+	b.released += len(c.Rows)
+	if err := b.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return &clientGone{err}
+	}
+	return nil
+}
+
+// batchEnvelope is the envelope of the JSON answer and of the NDJSON
+// summary line.
+type batchEnvelope struct {
+	Kind              string `json:"kind,omitempty"`
+	APIVersion        string `json:"api_version"`
+	RequestID         string `json:"request_id"`
+	AuditLogID        string `json:"audit_log_id"`
+	Timestamp         string `json:"timestamp"`
+	LatencyMs         int64  `json:"latency_ms"`
+	GroundingContract string `json:"grounding_contract"`
+	KnowledgeVersion  string `json:"knowledge_version"`
+	RowsTotal         int    `json:"rows_total"`
+	RowsSucceeded     int    `json:"rows_succeeded"`
+	RowsFailed        int    `json:"rows_failed"`
+}
+
+func (b *csvBatch) finish(closing audit.Entry, st CSVStats, start time.Time) error {
+	env := batchEnvelope{
+		APIVersion:        APIVersion,
+		RequestID:         b.call.RequestID,
+		AuditLogID:        closing.ID,
+		Timestamp:         b.s.svc.Now().UTC().Format(TimestampFormat),
+		LatencyMs:         time.Since(start).Milliseconds(),
+		GroundingContract: engine.GroundingContract,
+		KnowledgeVersion:  b.s.kb.Version.Label,
+		RowsTotal:         st.Rows,
+		RowsSucceeded:     st.Succeeded,
+		RowsFailed:        st.Failed,
+	}
+	if b.stream {
+		env.Kind = "summary"
+		line, err := json.Marshal(env)
+		if err != nil {
+			return fmt.Errorf("encode summary: %w", err)
+		}
+		if _, err := b.w.Write(append(line, '\n')); err != nil {
+			httpx.Logger(b.ctx).Info("batch_csv: client gone before the summary", zap.Error(err))
+			return nil
+		}
+		_ = b.rc.Flush()
+		return nil
+	}
+	head, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("encode envelope: %w", err)
+	}
+	head = append(head[:len(head)-1], `,"results":[`...)
+	const tail = "]}\n"
+	h := b.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+b.spill.Len()+int64(len(tail)), 10))
+	b.w.WriteHeader(http.StatusOK)
+	if _, err := b.w.Write(head); err != nil {
+		return nil // the client has gone
+	}
+	if _, err := b.spill.WriteTo(b.w); err != nil {
+		httpx.Logger(b.ctx).Info("batch_csv: results not delivered", zap.Error(err))
+		return nil
+	}
+	_, _ = io.WriteString(b.w, tail)
+	return nil
+}
+
+// ndjsonError is the last line of an NDJSON answer that could not be
+// completed: the problem that stopped it.
+type ndjsonError struct {
+	Kind         string `json:"kind"`
+	Type         string `json:"type"`
+	Title        string `json:"title"`
+	Status       int    `json:"status"`
+	Detail       string `json:"detail"`
+	RequestID    string `json:"request_id"`
+	RowsReleased int    `json:"rows_released"`
+}
+
+// fail ends a batch that could not be completed. When chunk entries were
+// written, a closing entry records that the batch was aborted and how many
+// rows had been released. Before the response has started the problem is
+// returned (and written by httpx.Handle); once NDJSON lines have gone out,
+// the problem becomes the last line and no summary follows.
+func (b *csvBatch) fail(st CSVStats, err error) error {
+	var gone *clientGone
+	if errors.As(err, &gone) || errors.Is(err, context.Canceled) {
+		httpx.Logger(b.ctx).Info("batch_csv: client gone", zap.Int("rows_released", b.released), zap.Error(err))
+		b.recordAbort(st, "the client went away")
+		return nil
+	}
+	he := httpx.ProblemFor(err)
+	b.recordAbort(st, he.Detail)
+	if !b.started {
+		return err
+	}
+	log := httpx.Logger(b.ctx)
+	if he.Status >= 500 {
+		log.Error("batch_csv stopped after the response started", zap.Int("status", he.Status), zap.Error(err))
+	} else {
+		log.Debug("batch_csv stopped after the response started", zap.Int("status", he.Status))
+	}
+	title := he.Title
+	if title == "" {
+		title = http.StatusText(he.Status)
+	}
+	detail := he.Detail
+	if errors.Is(err, audit.ErrUnavailable) {
+		detail = fmt.Sprintf("audit log unavailable; rows after row %d were not released and no summary follows", b.released)
+	}
+	line, merr := json.Marshal(ndjsonError{Kind: "error", Type: he.Type, Title: title, Status: he.Status,
+		Detail: detail, RequestID: b.call.RequestID, RowsReleased: b.released})
+	if merr == nil {
+		_, _ = b.w.Write(append(line, '\n'))
+		_ = b.rc.Flush()
+	}
+	return nil
+}
+
+// recordAbort writes the closing entry of an aborted batch when chunk
+// entries exist (so the log says their rows were not all released). It is
+// best effort: the failure being reported may be the audit log itself.
+func (b *csvBatch) recordAbort(st CSVStats, reason string) {
+	if b.closed || len(b.chunkIDs) == 0 {
+		return
+	}
+	b.closed = true
+	ctx := context.WithoutCancel(b.ctx)
+	if _, err := b.s.svc.Record(ctx, b.call, b.closingRequest(), b.closingResponse(st, "aborted", reason)); err != nil {
+		httpx.Logger(b.ctx).Warn("batch_csv: closing entry of an aborted batch not written", zap.Error(err))
+	}
+}
+
+// spillBuffer holds the rows of a JSON answer: in memory up to limit
+// bytes, then in a temporary file (already unlinked where the system
+// allows), so a large batch does not hold every result in memory.
+type spillBuffer struct {
+	limit int
+	mem   []byte
+	f     *os.File
+	w     *bufio.Writer
+	size  int64
+}
+
+// Write appends p.
+func (s *spillBuffer) Write(p []byte) (int, error) {
+	s.size += int64(len(p))
+	if s.f == nil && len(s.mem)+len(p) <= s.limit {
+		s.mem = append(s.mem, p...)
+		return len(p), nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "pgxsafety-batch-*.json")
+		if err != nil {
+			return 0, err
+		}
+		_ = os.Remove(f.Name()) // the open file stays readable
+		s.f, s.w = f, bufio.NewWriterSize(f, 256<<10)
+		if _, err := s.w.Write(s.mem); err != nil {
+			return 0, err
+		}
+		s.mem = nil
+	}
+	return s.w.Write(p)
+}
+
+// Len is the number of bytes written.
+func (s *spillBuffer) Len() int64 { return s.size }
+
+// WriteTo copies everything written to w.
+func (s *spillBuffer) WriteTo(w io.Writer) (int64, error) {
+	if s.f == nil {
+		n, err := w.Write(s.mem)
+		return int64(n), err
+	}
+	if err := s.w.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return io.Copy(w, s.f)
+}
+
+// Close releases the temporary file.
+func (s *spillBuffer) Close() {
+	if s.f != nil {
+		name := s.f.Name()
+		_ = s.f.Close()
+		_ = os.Remove(name)
+		s.f = nil
+	}
+}

@@ -1,0 +1,614 @@
+package pgxapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+)
+
+// This file is the engine side of a lab CSV batch, shared by
+// POST /pgx/batch_csv and "pgxsafety batch": it reads the file record by
+// record, evaluates every row with engine.Evaluate on all cores, and hands
+// the results back in file order, a chunk at a time. Memory is flat in the
+// number of rows: at most a few chunks are in flight, and the result cache
+// has a fixed byte budget.
+
+// Defaults of a CSVProcessor.
+const (
+	// DefaultChunkRows is the number of rows per chunk. A chunk is the unit
+	// of audit (one entry per chunk) and of release (NDJSON lines are
+	// flushed per chunk).
+	DefaultChunkRows = 500
+	// DefaultResultCacheBytes is the byte budget of the per-run result
+	// cache.
+	DefaultResultCacheBytes = 16 << 20
+)
+
+// MaxCSVDrugBytes bounds the drug column of a row.
+const MaxCSVDrugBytes = 200
+
+// CSVOptions configures a CSVProcessor.
+type CSVOptions struct {
+	// MaxRows is the largest number of data rows accepted; 0 means no
+	// limit. More rows end the run with a *RowLimitError.
+	MaxRows int
+	// Workers evaluating rows; 0 means GOMAXPROCS.
+	Workers int
+	// ChunkRows is the number of rows per chunk; 0 means DefaultChunkRows.
+	ChunkRows int
+	// CacheBytes is the byte budget of the result cache; 0 means
+	// DefaultResultCacheBytes, a negative value disables the cache.
+	CacheBytes int
+}
+
+// CSVProcessor evaluates lab CSV files. It is safe for concurrent use;
+// each Run has its own cache.
+type CSVProcessor struct {
+	kb   *engine.Knowledge
+	opts CSVOptions
+}
+
+// NewCSVProcessor returns a processor evaluating against kb.
+func NewCSVProcessor(kb *engine.Knowledge, opts CSVOptions) *CSVProcessor {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.ChunkRows <= 0 {
+		opts.ChunkRows = DefaultChunkRows
+	}
+	if opts.CacheBytes == 0 {
+		opts.CacheBytes = DefaultResultCacheBytes
+	}
+	return &CSVProcessor{kb: kb, opts: opts}
+}
+
+// RowLimitError ends a run whose file has more than the allowed number of
+// data rows.
+type RowLimitError struct{ Limit int }
+
+// Error names the limit.
+func (e *RowLimitError) Error() string {
+	return fmt.Sprintf("the file has more than %d data rows (the limit)", e.Limit)
+}
+
+// CSVRowInput is the parsed input of one row.
+type CSVRowInput struct {
+	Drug       string `json:"drug"`
+	Variants   string `json:"variants"`
+	State      string `json:"state"`
+	Ethnicity  string `json:"ethnicity"`
+	Indication string `json:"indication"`
+	PatientRef string `json:"patient_ref"`
+}
+
+// CSVRow is the outcome of one data row.
+type CSVRow struct {
+	// Row is the 1-based data row number (blank lines and the header are
+	// not counted); Line is the physical line on which the row starts.
+	Row  int
+	Line int
+	// Input is nil when the record could not be split into fields.
+	Input *CSVRowInput
+	OK    bool
+	// Result is the compact JSON of the row's engine.Result (read only; it
+	// may be shared with other rows). ResultDigest is "sha256:" and the
+	// hex SHA-256 of exactly these bytes.
+	Result          []byte
+	ResultDigest    string
+	OverallSeverity string
+	Error           *RowError
+}
+
+// PatientRef returns the row's patient_ref, or "" when the row could not
+// be split into fields.
+func (r *CSVRow) PatientRef() string {
+	if r.Input == nil {
+		return ""
+	}
+	return r.Input.PatientRef
+}
+
+// CSVChunk is a run of consecutive rows, in file order.
+type CSVChunk struct {
+	// Index counts chunks from 0.
+	Index int
+	Rows  []CSVRow
+
+	records []rawRecord
+	done    chan struct{}
+}
+
+// rawRecord is a record as the reader hands it to a worker.
+type rawRecord struct {
+	row, line int
+	fields    [len(CSVColumns)]string
+	nfields   int
+	err       *RowError
+}
+
+// CSVStats counts the rows of a run.
+type CSVStats struct {
+	Rows      int
+	Succeeded int
+	Failed    int
+	// CacheHits counts rows answered from the run's result cache.
+	CacheHits int
+}
+
+// Run reads a lab CSV from r, evaluates every row and calls emit with each
+// chunk, in file order, from the calling goroutine. A chunk is only valid
+// during its emit call. Run returns after every goroutine it started has
+// stopped.
+//
+// Errors: a bad header, an empty file or a file with a header and no data
+// rows is an *engine.ValidationError naming "file" or "header", reported
+// before emit is first called; more than MaxRows rows is a
+// *RowLimitError; errors reading r, errors of emit and ctx's error are
+// returned as they are (wrapped).
+func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk) error) (CSVStats, error) {
+	var stats CSVStats
+	lr := newLabCSVReader(r)
+	if err := lr.readHeader(); err != nil {
+		return stats, err
+	}
+	// The first chunk is read here, so that a header-only file is a
+	// validation error before anything is emitted.
+	first, err := p.readChunk(lr, 0, 0)
+	if err != nil {
+		return stats, err
+	}
+	if len(first.records) == 0 {
+		return stats, fileError("file", "has a header but no data rows")
+	}
+
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cache := newResultCache(p.opts.CacheBytes)
+	work := make(chan *CSVChunk, p.opts.Workers)
+	order := make(chan *CSVChunk, p.opts.Workers+1)
+	var (
+		wg      sync.WaitGroup
+		readErr error
+		hits    = make([]int, p.opts.Workers)
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		c := first
+		rows := len(first.records)
+		for len(c.records) > 0 {
+			select {
+			case order <- c:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- c:
+			case <-ctx.Done():
+				return
+			}
+			if len(c.records) < p.opts.ChunkRows {
+				return // the file ended inside this chunk
+			}
+			next, err := p.readChunk(lr, c.Index+1, rows)
+			if err != nil {
+				// The chunks already read are still emitted (in NDJSON
+				// they are valid rows before the problem); Run returns
+				// readErr after them.
+				readErr = err
+				return
+			}
+			rows += len(next.records)
+			c = next
+		}
+	}()
+	for w := 0; w < p.opts.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ev := newRowEvaluator(p.kb, cache)
+			for c := range work {
+				c.Rows = make([]CSVRow, len(c.records))
+				for i := range c.records {
+					if ctx.Err() != nil {
+						break
+					}
+					ev.evaluate(&c.records[i], &c.Rows[i])
+				}
+				close(c.done)
+			}
+			hits[w] = ev.hits
+		}(w)
+	}
+
+	var emitErr error
+	for c := range order {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := emit(c); err != nil {
+			emitErr = err
+			cancel()
+			break
+		}
+		for i := range c.Rows {
+			stats.Rows++
+			if c.Rows[i].OK {
+				stats.Succeeded++
+			} else {
+				stats.Failed++
+			}
+		}
+	}
+	cancel()
+	for range order {
+		// Drain so the reader can stop.
+	}
+	wg.Wait()
+	for _, h := range hits {
+		stats.CacheHits += h
+	}
+	switch {
+	case emitErr != nil:
+		return stats, emitErr
+	case readErr != nil:
+		return stats, readErr
+	}
+	if err := parent.Err(); err != nil {
+		return stats, fmt.Errorf("batch stopped after %d rows: %w", stats.Rows, err)
+	}
+	return stats, nil
+}
+
+// readChunk reads up to ChunkRows data records. rowsBefore is the number of
+// data rows already read.
+func (p *CSVProcessor) readChunk(lr *labCSVReader, index, rowsBefore int) (*CSVChunk, error) {
+	c := &CSVChunk{Index: index, done: make(chan struct{})}
+	for len(c.records) < p.opts.ChunkRows {
+		rec, err := lr.nextRecord()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		n := rowsBefore + len(c.records) + 1
+		if p.opts.MaxRows > 0 && n > p.opts.MaxRows {
+			return nil, &RowLimitError{Limit: p.opts.MaxRows}
+		}
+		raw := rawRecord{row: n, line: rec.line, err: rec.err}
+		if rec.err == nil {
+			raw.nfields = len(rec.fields)
+			copy(raw.fields[:], rec.fields)
+		}
+		c.records = append(c.records, raw)
+	}
+	return c, nil
+}
+
+// rowEvaluator evaluates rows for one worker.
+type rowEvaluator struct {
+	kb    *engine.Knowledge
+	cache *resultCache
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	key   []byte
+	hits  int
+}
+
+func newRowEvaluator(kb *engine.Knowledge, cache *resultCache) *rowEvaluator {
+	ev := &rowEvaluator{kb: kb, cache: cache}
+	ev.enc = json.NewEncoder(&ev.buf)
+	ev.enc.SetEscapeHTML(false)
+	return ev
+}
+
+// cachedResult is the outcome of one distinct row input.
+type cachedResult struct {
+	result   []byte
+	digest   string
+	severity string
+	err      *RowError
+}
+
+func (ev *rowEvaluator) evaluate(raw *rawRecord, out *CSVRow) {
+	out.Row, out.Line = raw.row, raw.line
+	if raw.err != nil {
+		out.Error = raw.err
+		return
+	}
+	f := raw.fields
+	if raw.nfields != len(CSVColumns) {
+		// The fields cannot be told apart, so none is echoed (not even
+		// patient_ref): Row and Line identify the row.
+		detail := fmt.Sprintf("the row has %d fields; %d are required (%s)", raw.nfields, len(CSVColumns), CSVHeader)
+		field := "record"
+		if raw.nfields < len(CSVColumns) {
+			field = CSVColumns[raw.nfields]
+			detail += "; " + field + " is missing"
+		}
+		if raw.nfields > len(CSVColumns) {
+			detail += "; an unquoted comma inside a value (indication?) splits it: quote that value"
+		}
+		out.Error = &RowError{Code: RowErrColumnCount, Field: field, Detail: detail}
+		return
+	}
+	for i, v := range f {
+		if !utf8.ValidString(v) {
+			// Not echoed: the row is not text.
+			out.Error = &RowError{Code: RowErrEncoding, Field: CSVColumns[i], Detail: "the value is not valid UTF-8 text; save the file as UTF-8"}
+			return
+		}
+	}
+	out.Input = &CSVRowInput{Drug: f[0], Variants: f[1], State: f[2], Ethnicity: f[3], Indication: f[4], PatientRef: f[5]}
+	if f[0] == "" {
+		out.Error = &RowError{Code: RowErrMissingValue, Field: "drug", Detail: "drug is required"}
+		return
+	}
+	if len(f[0]) > MaxCSVDrugBytes {
+		// A name this long is not a drug, and matching it against the
+		// knowledge for "did you mean" costs time in proportion.
+		out.Error = &RowError{Code: RowErrInvalidValue, Field: "drug", Detail: fmt.Sprintf("drug must be at most %d bytes", MaxCSVDrugBytes)}
+		return
+	}
+	ev.key = appendKey(ev.key[:0], f[:5])
+	cr, ok := ev.cache.get(ev.key)
+	if ok {
+		ev.hits++
+	} else {
+		cr = ev.compute(f)
+		ev.cache.put(ev.key, cr)
+	}
+	out.Result, out.ResultDigest, out.OverallSeverity, out.Error = cr.result, cr.digest, cr.severity, cr.err
+	out.OK = cr.err == nil
+}
+
+// compute evaluates one row input that is not cached.
+func (ev *rowEvaluator) compute(f [len(CSVColumns)]string) *cachedResult {
+	req := engine.Request{
+		Drug:       f[0],
+		Variants:   splitVariants(f[1]),
+		State:      f[2],
+		Ethnicity:  f[3],
+		Indication: f[4],
+	}
+	res, err := engine.Evaluate(ev.kb, req)
+	if err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) && len(ve.Fields) > 0 {
+			parts := make([]string, len(ve.Fields))
+			for i, fe := range ve.Fields {
+				parts[i] = fe.Field + ": " + fe.Reason
+			}
+			code := RowErrInvalidValue
+			if ve.Fields[0].Field == "drug" {
+				code = RowErrMissingValue
+			}
+			return &cachedResult{err: &RowError{Code: code, Field: ve.Fields[0].Field, Detail: strings.Join(parts, "; ")}}
+		}
+		// Evaluate reports only validation errors; anything else is
+		// reported on the row without internals.
+		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row could not be evaluated"}}
+	}
+	ev.buf.Reset()
+	if err := ev.enc.Encode(res); err != nil {
+		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row's result could not be encoded"}}
+	}
+	b := bytes.TrimSuffix(ev.buf.Bytes(), []byte("\n"))
+	result := append(make([]byte, 0, len(b)), b...)
+	sum := sha256.Sum256(result)
+	return &cachedResult{result: result, digest: "sha256:" + hex.EncodeToString(sum[:]), severity: res.OverallSeverity}
+}
+
+// splitVariants splits the variants column: rsIDs separated by
+// semicolons; white space around items and empty items are dropped.
+func splitVariants(s string) []string {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ";")
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// appendKey appends the cache key of a row's engine inputs: the five
+// columns, each length-prefixed so no two inputs share a key.
+func appendKey(dst []byte, fields []string) []byte {
+	for _, f := range fields {
+		dst = strconv.AppendInt(dst, int64(len(f)), 10)
+		dst = append(dst, ':')
+		dst = append(dst, f...)
+	}
+	return dst
+}
+
+// resultCache memoises row results within one run: engine.Evaluate is
+// pure, so equal inputs give equal results (lab files repeat the same
+// drug, genotype and context on many rows). It is sharded and has a byte
+// budget; a shard that would exceed its share is emptied.
+type resultCache struct {
+	seed   maphash.Seed
+	shards []cacheShard
+	max    int
+}
+
+type cacheShard struct {
+	mu    sync.Mutex
+	m     map[string]*cachedResult
+	bytes int
+}
+
+const cacheShards = 16
+
+func newResultCache(budget int) *resultCache {
+	if budget <= 0 {
+		return nil
+	}
+	c := &resultCache{seed: maphash.MakeSeed(), shards: make([]cacheShard, cacheShards), max: budget / cacheShards}
+	for i := range c.shards {
+		c.shards[i].m = map[string]*cachedResult{}
+	}
+	return c
+}
+
+func (c *resultCache) shard(key []byte) *cacheShard {
+	return &c.shards[maphash.Bytes(c.seed, key)%cacheShards]
+}
+
+func (c *resultCache) get(key []byte) (*cachedResult, bool) {
+	if c == nil {
+		return nil, false
+	}
+	s := c.shard(key)
+	s.mu.Lock()
+	r, ok := s.m[string(key)]
+	s.mu.Unlock()
+	return r, ok
+}
+
+func (c *resultCache) put(key []byte, r *cachedResult) {
+	if c == nil {
+		return
+	}
+	size := len(key) + len(r.result) + len(r.digest) + 64
+	if r.err != nil {
+		size += len(r.err.Detail) + len(r.err.Field)
+	}
+	if size > c.max {
+		return
+	}
+	s := c.shard(key)
+	s.mu.Lock()
+	if s.bytes+size > c.max {
+		clear(s.m)
+		s.bytes = 0
+	}
+	if _, ok := s.m[string(key)]; !ok {
+		s.m[string(key)] = r
+		s.bytes += size
+	}
+	s.mu.Unlock()
+}
+
+// AppendRowJSON appends the JSON object of one row result: row, line,
+// patient_ref, ok, audit_log_id (when auditID is not empty) and either
+// result or error. kind, when not empty, is written first as "kind" (the
+// NDJSON line type).
+func AppendRowJSON(dst []byte, r *CSVRow, auditID, kind string) []byte {
+	dst = append(dst, '{')
+	if kind != "" {
+		dst = append(dst, `"kind":`...)
+		dst = appendJSONString(dst, kind)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"row":`...)
+	dst = strconv.AppendInt(dst, int64(r.Row), 10)
+	dst = append(dst, `,"line":`...)
+	dst = strconv.AppendInt(dst, int64(r.Line), 10)
+	dst = append(dst, `,"patient_ref":`...)
+	dst = appendJSONString(dst, r.PatientRef())
+	dst = append(dst, `,"ok":`...)
+	dst = strconv.AppendBool(dst, r.OK)
+	if auditID != "" {
+		dst = append(dst, `,"audit_log_id":`...)
+		dst = appendJSONString(dst, auditID)
+	}
+	if r.OK {
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, r.Result...)
+	} else if r.Error != nil {
+		dst = append(dst, `,"error":{"code":`...)
+		dst = appendJSONString(dst, r.Error.Code)
+		dst = append(dst, `,"field":`...)
+		dst = appendJSONString(dst, r.Error.Field)
+		dst = append(dst, `,"detail":`...)
+		dst = appendJSONString(dst, r.Error.Detail)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped exactly as
+// encoding/json does with HTML escaping off (invalid UTF-8 becomes
+// U+FFFD; U+2028 and U+2029 are escaped).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
