@@ -339,3 +339,70 @@ func TestHookAuditedBeforeAnswer(t *testing.T) {
 		t.Errorf("503 leaks the cause: %q", p.Detail)
 	}
 }
+
+// TestPrefetchKeyStates: each prefetch key is present, null, an
+// OperationOutcome or absent, independently of the others.
+func TestPrefetchKeyStates(t *testing.T) {
+	e := newEnv(t)
+	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	f := newFakeFHIR(t, prefetchOf(t, body))
+	setKey := func(key string, v any, server bool) []byte {
+		return editJSON(t, body, func(m map[string]any) {
+			p := m["prefetch"].(map[string]any)
+			if v == "absent" {
+				delete(p, key)
+			} else {
+				p[key] = v
+			}
+			if server {
+				m["fhirServer"] = f.srv.URL + "/fhir"
+				m["fhirAuthorization"] = map[string]any{"access_token": "tok", "token_type": "Bearer", "expires_in": 300, "scope": "patient/*.read", "subject": "s"}
+			}
+		})
+	}
+	outcome := map[string]any{"resourceType": "OperationOutcome", "issue": []any{map[string]any{"severity": "error", "code": "timeout", "diagnostics": "genomics search timed out"}}}
+
+	// An OperationOutcome and no server: the data is unavailable, the call answers.
+	r := decodeResponse(t, e.hook(setKey("pgxObservations", outcome, false)))
+	if c, ok := findCard(r, "Some genomic results could not be used"); !ok || !strings.Contains(c.Detail, "genomics search timed out") {
+		t.Errorf("OperationOutcome: no warning card quoting it: %+v", r.Cards)
+	}
+	if c, ok := findCard(r, "no CYP2C19 result available"); !ok || !strings.Contains(c.Detail, "a result may exist") {
+		t.Errorf("OperationOutcome: pre-test card does not say a result may exist: %+v", r.Cards)
+	}
+
+	// Null: no data; the pre-test card says none was found.
+	r = decodeResponse(t, e.hook(setKey("pgxObservations", nil, false)))
+	if c, ok := findCard(r, "no CYP2C19 result available"); !ok || !strings.Contains(c.Detail, "No genomic results") {
+		t.Errorf("null: %+v", r.Cards)
+	}
+
+	// Absent with a server: only that key is queried.
+	f.mu.Lock()
+	f.queries = nil
+	f.mu.Unlock()
+	r = decodeResponse(t, e.hook(setKey("pgxObservations", "absent", true)))
+	if c, ok := findCard(r, "CYP2C19 Poor Metabolizer"); !ok || c.Indicator != cdshooks.IndicatorCritical {
+		t.Errorf("absent + server: %+v", r.Cards)
+	}
+	f.mu.Lock()
+	queries := append([]string(nil), f.queries...)
+	f.mu.Unlock()
+	for _, q := range queries {
+		if !strings.HasPrefix(q, "/fhir/Observation") {
+			t.Errorf("queried %s although its prefetch was sent", q)
+		}
+	}
+
+	// An OperationOutcome with a server: the server is asked instead.
+	r = decodeResponse(t, e.hook(setKey("pgxObservations", outcome, true)))
+	if _, ok := findCard(r, "CYP2C19 Poor Metabolizer"); !ok {
+		t.Errorf("OperationOutcome + server: %+v", r.Cards)
+	}
+
+	// Patient absent, no server: 412 naming patient only.
+	p := problemOf(t, e.hook(setKey("patient", "absent", false)), http.StatusPreconditionFailed)
+	if len(p.InvalidParams) != 1 || p.InvalidParams[0].Name != "prefetch.patient" {
+		t.Errorf("412 params = %+v", p.InvalidParams)
+	}
+}
