@@ -79,7 +79,6 @@ type engineStatus struct {
 
 type auditStatus struct {
 	Backend       string `json:"backend"`
-	Path          string `json:"path"`
 	Policy        string `json:"policy"`
 	RetentionDays int    `json:"retention_days"`
 	Reachable     bool   `json:"reachable"`
@@ -115,8 +114,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		},
 	}
 	if s.audit != nil {
+		// The store's location (a file path or database host) is logged at
+		// start-up, not published: this endpoint needs no token.
 		out.AuditLog.Backend = s.audit.Backend()
-		out.AuditLog.Path = s.audit.Location()
 	}
 	if !out.AuditLog.Reachable || !out.Engine.KnowledgeLoaded {
 		out.Status = "degraded"
