@@ -68,7 +68,7 @@ const (
 	RowsPerRateUnit = 100
 	// auditDepth is how many chunks may wait for their audit entry while
 	// later chunks are evaluated.
-	auditDepth = 4
+	auditDepth = 8
 	// ndjsonWriteBatch is the size at which buffered NDJSON lines are
 	// written out within a chunk.
 	ndjsonWriteBatch = 256 << 10

@@ -149,15 +149,17 @@ type CSVStats struct {
 }
 
 // Run reads a lab CSV from r, evaluates every row and calls emit with each
-// chunk, in file order, from the calling goroutine. A chunk is only valid
-// during its emit call. Run returns after every goroutine it started has
-// stopped.
+// chunk, in file order, from the calling goroutine. Chunks are not reused:
+// emit may keep one after it returns (its Rows are read only). Run returns
+// after every goroutine it started has stopped.
 //
 // Errors: a bad header, an empty file or a file with a header and no data
 // rows is an *engine.ValidationError naming "file" or "header", reported
 // before emit is first called; more than MaxRows rows is a
-// *RowLimitError; errors reading r, errors of emit and ctx's error are
-// returned as they are (wrapped).
+// *RowLimitError, and an error reading r is returned as it is, in both
+// cases after the chunks read before it were emitted; an error of emit
+// stops the run and is returned as it is; a cancelled ctx is returned
+// wrapped.
 func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk) error) (CSVStats, error) {
 	var stats CSVStats
 	lr := newLabCSVReader(r)
