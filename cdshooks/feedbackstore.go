@@ -114,9 +114,13 @@ func OpenFeedbackStore(ctx context.Context, databaseURL, dataDir string) (*SQLFe
 		return nil, fmt.Errorf("feedback store: create table: %w", err)
 	}
 	if driver == "sqlite" {
-		if err := os.Chmod(location, 0o600); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("feedback store: %w", err)
+		// Feedback names patients' cards: the database and its WAL files
+		// are readable by the service account only.
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Chmod(location+suffix, 0o600); err != nil && (suffix == "" || !errors.Is(err, os.ErrNotExist)) {
+				db.Close()
+				return nil, fmt.Errorf("feedback store: %w", err)
+			}
 		}
 	}
 	return s, nil
