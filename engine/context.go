@@ -117,7 +117,7 @@ func (ev *evaluation) alternatives() {
 			seen[name] = true
 			alt := ev.req
 			alt.Drug = name
-			sub := ev.kb.evaluate(alt, false)
+			sub := ev.kb.evaluate(alt, ev.gt)
 			if !sub.DrugRecognised {
 				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{
 					Name: name,

@@ -12,7 +12,7 @@ func Evaluate(kb *Knowledge, req Request) (Result, error) {
 	if err := kb.Validate(req); err != nil {
 		return Result{}, err
 	}
-	return kb.evaluate(req, true), nil
+	return kb.evaluate(req, nil), nil
 }
 
 // evaluation carries the intermediate state of one evaluation.
@@ -28,7 +28,11 @@ type evaluation struct {
 	communities []*Community
 }
 
-func (k *Knowledge) evaluate(req Request, withAlternatives bool) Result {
+// evaluate answers req. gt is nil for a full answer; a re-check of an
+// alternative passes the genotype already interpreted and gets only the
+// genotype alerts.
+func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
+	withAlternatives := gt == nil
 	res := Result{
 		Drug:                 req.Drug,
 		DrugNormalised:       NormaliseDrugName(req.Drug),
@@ -43,7 +47,10 @@ func (k *Knowledge) evaluate(req Request, withAlternatives bool) Result {
 		Sensitivity:          "none",
 	}
 	ev := &evaluation{kb: k, req: req, res: &res, matched: map[int]*Recommendation{}}
-	ev.gt = k.InterpretGenotype(req)
+	ev.gt = gt
+	if ev.gt == nil {
+		ev.gt = k.InterpretGenotype(req)
+	}
 	res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
 	res.Warnings = append(res.Warnings, ev.gt.Warnings...)
 	if len(ev.gt.Unrecognised) > 0 {

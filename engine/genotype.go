@@ -48,7 +48,6 @@ type Genotype struct {
 }
 
 var (
-	rsPattern  = regexp.MustCompile(`^rs[0-9]+$`)
 	hlaPattern = regexp.MustCompile(`^(HLA-[A-Z0-9]+)(\*[0-9]+:[0-9]+)$`)
 )
 
@@ -56,7 +55,15 @@ var (
 // of the form rs<digits>.
 func NormaliseRsID(s string) (string, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	return s, rsPattern.MatchString(s)
+	if len(s) < 3 || s[0] != 'r' || s[1] != 's' {
+		return s, false
+	}
+	for i := 2; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return s, false
+		}
+	}
+	return s, true
 }
 
 // Validate checks every input field of req and returns a
