@@ -327,6 +327,9 @@ func (ev *evaluation) sourceURL(ids []string, prefer string) string {
 }
 
 func sortPreferred(ids []string, prefer string) []string {
+	if prefer == "" {
+		return ids
+	}
 	out := append([]string{}, ids...)
 	sort.SliceStable(out, func(i, j int) bool {
 		return prefer != "" && strings.HasPrefix(out[i], prefer) && !strings.HasPrefix(out[j], prefer)

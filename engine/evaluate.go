@@ -26,6 +26,8 @@ type evaluation struct {
 	matched map[int]*Recommendation
 	// communities are the communities the ethnicity matches.
 	communities []*Community
+	// genes caches drugGenes.
+	genes []string
 }
 
 // evaluate answers req. gt is nil for a full answer; a re-check of an
@@ -140,6 +142,14 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 // drugGenes returns the genes that matter for the drug: every gene of its
 // recommendation rows and of its CPIC pairs at level A, A/B or B.
 func (ev *evaluation) drugGenes() []string {
+	if ev.genes != nil {
+		return ev.genes
+	}
+	ev.genes = ev.computeDrugGenes()
+	return ev.genes
+}
+
+func (ev *evaluation) computeDrugGenes() []string {
 	set := map[string]bool{}
 	for _, r := range ev.kb.RecommendationsFor(ev.drug.Name) {
 		for _, g := range r.Genes {
