@@ -445,7 +445,7 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 	}
 	missing := func(a *Allele) []string {
 		var m []string
-		for _, rs := range keyRsIDs(a) {
+		for _, rs := range k.idx.keyRS[a] {
 			if !observedSet[rs] {
 				m = append(m, rs)
 			}

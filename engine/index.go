@@ -12,6 +12,7 @@ type index struct {
 	drugNames   []string                      // sorted canonical names (did-you-mean)
 	genes       map[string]*Gene              // symbol → gene
 	alleles     map[string]map[string]*Allele // gene → allele name → allele
+	keyRS       map[*Allele][]string          // allele → its unambiguous key rsIDs
 	rsids       map[string][]*RsID            // rsid → rows (one per alt)
 	recs        map[string][]*Recommendation  // drug → rows
 	variants    map[string]*TrackedVariant    // rsid → tracked variant
@@ -33,6 +34,7 @@ func (k *Knowledge) Build() error {
 		drugs:    map[string]*Drug{},
 		genes:    map[string]*Gene{},
 		alleles:  map[string]map[string]*Allele{},
+		keyRS:    map[*Allele][]string{},
 		rsids:    map[string][]*RsID{},
 		recs:     map[string][]*Recommendation{},
 		variants: map[string]*TrackedVariant{},
@@ -62,7 +64,9 @@ func (k *Knowledge) Build() error {
 		ix.genes[g.Symbol] = g
 		m := map[string]*Allele{}
 		for j := range g.Alleles {
-			m[g.Alleles[j].Name] = &g.Alleles[j]
+			a := &g.Alleles[j]
+			m[a.Name] = a
+			ix.keyRS[a] = keyRsIDs(a)
 		}
 		ix.alleles[g.Symbol] = m
 	}
