@@ -580,3 +580,55 @@ func TestDiplotypesAcrossDrugs(t *testing.T) {
 	}
 	t.Logf("%d evaluations", n)
 }
+
+// TestNoGenotypeNoReassurance: with no genotype at all, no drug gets a
+// genotype-confirmed alert or a "needs no change" note (CPIC multi-gene
+// tables have Normal/Normal rows that must not match on assumptions).
+func TestNoGenotypeNoReassurance(t *testing.T) {
+	k := kb(t)
+	for _, d := range k.Drugs {
+		res, err := engine.Evaluate(k, engine.Request{Drug: d.Name})
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
+		}
+		if cs := confirmed(res); len(cs) > 0 {
+			t.Errorf("%s: genotype-confirmed alert without a genotype: %s", d.Name, cs[0].Message)
+		}
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "needs no change") {
+				t.Errorf("%s: %q without a genotype", d.Name, w)
+			}
+		}
+	}
+}
+
+// TestPartialGene: a gene read from rsIDs without genes_tested keeps a
+// test recommendation unless its answer is already HIGH, and confidence is
+// not high.
+func TestPartialGene(t *testing.T) {
+	res := check(t, engine.Request{Drug: "clopidogrel", Variants: []string{"rs12248560"}, Indication: "PCI"})
+	var partial bool
+	for _, a := range res.Alerts {
+		partial = partial || (a.Category == engine.CategoryUnknown && a.Gene == "CYP2C19" && a.TestRecommended)
+	}
+	if !partial || res.Confidence == "high" {
+		t.Errorf("partial=%v confidence=%s alerts=%+v", partial, res.Confidence, res.Alerts)
+	}
+	res = check(t, engine.Request{Drug: "clopidogrel", Variants: []string{"rs12248560"}, GenesTested: []string{"CYP2C19"}, Indication: "PCI"})
+	for _, a := range res.Alerts {
+		if a.Category == engine.CategoryUnknown {
+			t.Errorf("unexpected test alert with CYP2C19 in genes_tested: %s", a.Message)
+		}
+	}
+}
+
+// TestCompositeAlleleNames: labs write DPYD *2A as "*2A" or
+// "c.1905+1G>A"; both resolve to CPIC's "c.1905+1G>A (*2A)".
+func TestCompositeAlleleNames(t *testing.T) {
+	for _, d := range []string{"*2A/*2A", "c.1905+1G>A/c.1905+1G>A", "c.1905+1G>A (*2A)/*2A"} {
+		res := check(t, engine.Request{Drug: "fluorouracil", Diplotypes: map[string]string{"DPYD": d}})
+		if res.OverallSeverity != "HIGH" {
+			t.Errorf("%s: overall %s", d, res.OverallSeverity)
+		}
+	}
+}

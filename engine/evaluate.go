@@ -351,14 +351,20 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommen
 			continue
 		}
 		ok := true
+		given := 0
+		var rowAssumed []string
 		for _, g := range r.Genes {
 			vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
-			if len(vals) == 1 && vals[0] == "No Result" && !noResultRow[g] && len(r.Genes) > 1 {
+			unknown := len(vals) == 1 && vals[0] == "No Result"
+			if !unknown {
+				given++
+			}
+			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
 				if !normalValue(r.Lookup[g]) {
 					ok = false
 					break
 				}
-				assumed[g] = true
+				rowAssumed = append(rowAssumed, g)
 				continue
 			}
 			found := false
@@ -372,8 +378,14 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommen
 				break
 			}
 		}
-		if ok {
+		// A row matched only through assumed-normal genes says nothing
+		// about this patient: with no genotype at all it must not read as
+		// "no change needed".
+		if ok && given > 0 {
 			out = append(out, r)
+			for _, g := range rowAssumed {
+				assumed[g] = true
+			}
 		}
 	}
 	var notes []string
@@ -666,6 +678,7 @@ func (ev *evaluation) preTestAlerts() {
 			continue
 		}
 		if ev.covered(gene, alleles) {
+			ev.partialTestAlert(gene, p)
 			continue
 		}
 		sev := SeverityInfo
@@ -708,6 +721,36 @@ func (ev *evaluation) preTestAlerts() {
 		a.Action = fmt.Sprintf("Consider %s genotyping before prescribing %s; see the %s guideline.", gene, ev.drug.Name, p.GuidelineName)
 		ev.res.Alerts = append(ev.res.Alerts, a)
 	}
+}
+
+// partialTestAlert adds an INFO genotype-unknown alert when gene was read
+// from rsIDs without being listed in genes_tested and the answer for it is
+// not already HIGH: the unreported positions could hold an actionable
+// allele (a *17 carrier may carry *2 on the other chromosome).
+func (ev *evaluation) partialTestAlert(gene string, p *DrugPair) {
+	gg := ev.gt.Genes[gene]
+	if gg == nil || !gg.Partial {
+		return
+	}
+	for _, a := range ev.res.Alerts {
+		if a.Gene == gene && a.severity >= SeverityHigh {
+			return
+		}
+	}
+	ev.res.Alerts = append(ev.res.Alerts, Alert{
+		Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
+		Gene:            gene,
+		Category:        CategoryUnknown,
+		TestRecommended: true,
+		Alternatives:    []string{},
+		EvidenceLevel:   p.EvidenceLevel,
+		Guideline:       &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL},
+		GuidanceSource:  "CPIC",
+		Message: fmt.Sprintf("%s was read only from the rsIDs given (%s) and is not in genes_tested: positions that were not reported are unknown, so the %s result may be incomplete.",
+			gene, strings.Join(gg.Variants, ", "), gene),
+		Action:      fmt.Sprintf("Confirm with a complete %s genotype (list the gene in genes_tested when the lab tested it) before relying on this result for %s.", gene, ev.drug.Name),
+		Assumptions: []string{},
+	})
 }
 
 // covered reports whether the input says something usable about gene: a

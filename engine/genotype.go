@@ -30,7 +30,10 @@ type GeneGenotype struct {
 	FromDiplotype bool
 	// Uncallable explains why no phenotype can be given (CYP2D6 normal or
 	// ultrarapid status from rsIDs alone); Diplotypes is then empty.
-	Uncallable  string
+	Uncallable string
+	// Partial is true when the call came from rsIDs of a gene that is not
+	// in genes_tested: the positions not reported are unknown.
+	Partial     bool
 	Assumptions []string
 }
 
@@ -152,20 +155,18 @@ func (k *Knowledge) geneSymbols() []string {
 // (hemizygous) is accepted too.
 func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
 	s = strings.TrimSpace(s)
-	names := k.idx.alleles[g.Symbol]
 	if s == "" {
 		return nil, fmt.Errorf("is empty")
 	}
-	if _, ok := names[s]; ok {
-		return []string{s}, nil
+	if a, ok := k.alleleName(g.Symbol, s); ok {
+		return []string{a}, nil
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] != '/' {
 			continue
 		}
-		a, b := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
-		_, okA := names[a]
-		_, okB := names[b]
+		a, okA := k.alleleName(g.Symbol, strings.TrimSpace(s[:i]))
+		b, okB := k.alleleName(g.Symbol, strings.TrimSpace(s[i+1:]))
 		if okA && okB {
 			return []string{a, b}, nil
 		}
@@ -173,7 +174,7 @@ func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
 	parts := strings.Split(s, "/")
 	var unknown []string
 	for _, p := range parts {
-		if _, ok := names[strings.TrimSpace(p)]; !ok {
+		if _, ok := k.alleleName(g.Symbol, strings.TrimSpace(p)); !ok {
 			unknown = append(unknown, strings.TrimSpace(p))
 		}
 	}
@@ -181,6 +182,18 @@ func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
 		return nil, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
 	}
 	return nil, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
+}
+
+// alleleName resolves an allele name as written by a lab to the knowledge's
+// name: the name itself, or either part of a composite CPIC name such as
+// "c.1905+1G>A (*2A)" ("c.1905+1G>A" or "*2A") where that part names one
+// allele only.
+func (k *Knowledge) alleleName(gene, s string) (string, bool) {
+	if _, ok := k.idx.alleles[gene][s]; ok {
+		return s, true
+	}
+	a, ok := k.idx.alleleAliases[gene][s]
+	return a, ok
 }
 
 // ParseDiplotype splits a diplotype of gene into known allele names.
@@ -550,6 +563,7 @@ func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown
 		return gg
 	}
 	if !tested {
+		gg.Partial = true
 		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
 			"%s is not in genes_tested: positions not reported are unknown, and an allele not seen is assumed to be %s", g.Symbol, g.DefaultAllele))
 	}

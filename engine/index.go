@@ -8,16 +8,19 @@ import (
 
 // index holds the lookups the engine needs, built once by Build.
 type index struct {
-	drugs       map[string]*Drug              // normalised name or synonym → drug
-	drugNames   []string                      // sorted canonical names (did-you-mean)
-	genes       map[string]*Gene              // symbol → gene
-	alleles     map[string]map[string]*Allele // gene → allele name → allele
-	keyRS       map[*Allele][]string          // allele → its unambiguous key rsIDs
-	rsids       map[string][]*RsID            // rsid → rows (one per alt)
-	recs        map[string][]*Recommendation  // drug → rows
-	variants    map[string]*TrackedVariant    // rsid → tracked variant
-	states      map[string]*State             // normalised name or alias → state
-	communities []*Community
+	drugs     map[string]*Drug              // normalised name or synonym → drug
+	drugNames []string                      // sorted canonical names (did-you-mean)
+	genes     map[string]*Gene              // symbol → gene
+	alleles   map[string]map[string]*Allele // gene → allele name → allele
+	keyRS     map[*Allele][]string          // allele → its unambiguous key rsIDs
+	// alleleAliases maps the parts of composite allele names ("c.1905+1G>A"
+	// and "*2A" of "c.1905+1G>A (*2A)") to the full name, per gene.
+	alleleAliases map[string]map[string]string
+	rsids         map[string][]*RsID           // rsid → rows (one per alt)
+	recs          map[string][]*Recommendation // drug → rows
+	variants      map[string]*TrackedVariant   // rsid → tracked variant
+	states        map[string]*State            // normalised name or alias → state
+	communities   []*Community
 	// communityWords are the normalised words of each community's names.
 	communityWords [][]string
 	sources        map[string]*Source
@@ -31,16 +34,18 @@ type index struct {
 // the lookup indexes. It must be called once after loading.
 func (k *Knowledge) Build() error {
 	ix := &index{
-		drugs:    map[string]*Drug{},
-		genes:    map[string]*Gene{},
-		alleles:  map[string]map[string]*Allele{},
-		keyRS:    map[*Allele][]string{},
-		rsids:    map[string][]*RsID{},
-		recs:     map[string][]*Recommendation{},
-		variants: map[string]*TrackedVariant{},
-		states:   map[string]*State{},
-		sources:  map[string]*Source{},
-		hla:      map[string]*HLAAllele{},
+		drugs:   map[string]*Drug{},
+		genes:   map[string]*Gene{},
+		alleles: map[string]map[string]*Allele{},
+		keyRS:   map[*Allele][]string{},
+
+		alleleAliases: map[string]map[string]string{},
+		rsids:         map[string][]*RsID{},
+		recs:          map[string][]*Recommendation{},
+		variants:      map[string]*TrackedVariant{},
+		states:        map[string]*State{},
+		sources:       map[string]*Source{},
+		hla:           map[string]*HLAAllele{},
 	}
 	var problems []string
 	for i := range k.Sources {
@@ -69,6 +74,7 @@ func (k *Knowledge) Build() error {
 			ix.keyRS[a] = keyRsIDs(a)
 		}
 		ix.alleles[g.Symbol] = m
+		ix.alleleAliases[g.Symbol] = compositeAliases(m)
 	}
 	for i := range k.RsIDs {
 		r := &k.RsIDs[i]
@@ -106,6 +112,36 @@ func (k *Knowledge) Build() error {
 	ix.knownNames = k.entityNames()
 	k.idx = ix
 	return nil
+}
+
+// compositeAliases returns, for allele names of the form "A (B)", the
+// parts A and B when each names no other allele and is not itself a name.
+func compositeAliases(names map[string]*Allele) map[string]string {
+	out := map[string]string{}
+	taken := map[string]int{}
+	for name := range names {
+		open := strings.LastIndex(name, " (")
+		if open <= 0 || !strings.HasSuffix(name, ")") {
+			continue
+		}
+		for _, part := range []string{name[:open], name[open+2 : len(name)-1]} {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if _, isName := names[part]; isName {
+				continue
+			}
+			taken[part]++
+			out[part] = name
+		}
+	}
+	for part, n := range taken {
+		if n > 1 {
+			delete(out, part)
+		}
+	}
+	return out
 }
 
 // entityNames returns every gene, drug, allele, herb, disease, state and
