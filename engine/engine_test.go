@@ -296,6 +296,8 @@ func TestValidation(t *testing.T) {
 		{"bad hla", engine.Request{Drug: "abacavir", HLA: map[string]string{"B5701": "yes"}}, []string{"hla.B5701", "hla.B5701"}},
 		{"bad sex", engine.Request{Drug: "abacavir", Patient: &engine.Patient{Sex: "x"}}, []string{"patient.sex"}},
 		{"unknown tested gene", engine.Request{Drug: "abacavir", GenesTested: []string{"FOO"}}, []string{"genes_tested[0]"}},
+		{"drug too long", engine.Request{Drug: strings.Repeat("x", 201)}, []string{"drug"}},
+		{"indication too long", engine.Request{Drug: "codeine", Indication: strings.Repeat("x", 1001)}, []string{"indication"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,13 @@ func NormaliseRsID(s string) (string, bool) {
 	return s, true
 }
 
+// Input size limits: no drug name is near 200 bytes, and free-text
+// context beyond 1,000 bytes is not clinical context.
+const (
+	MaxDrugNameBytes = 200
+	MaxContextBytes  = 1000
+)
+
 // Validate checks every input field of req and returns a
 // *ValidationError listing each invalid one, or nil.
 func (k *Knowledge) Validate(req Request) error {
@@ -78,6 +85,14 @@ func (k *Knowledge) Validate(req Request) error {
 	}
 	if strings.TrimSpace(req.Drug) == "" {
 		bad("drug", "is required")
+	}
+	if len(req.Drug) > MaxDrugNameBytes {
+		bad("drug", "must be at most %d bytes", MaxDrugNameBytes)
+	}
+	for field, v := range map[string]string{"state": req.State, "ethnicity": req.Ethnicity, "indication": req.Indication} {
+		if len(v) > MaxContextBytes {
+			bad(field, "must be at most %d bytes", MaxContextBytes)
+		}
 	}
 	seen := map[string]bool{}
 	for i, v := range req.Variants {

@@ -38,7 +38,7 @@ const (
 )
 
 // MaxCSVDrugBytes bounds the drug column of a row.
-const MaxCSVDrugBytes = 200
+const MaxCSVDrugBytes = engine.MaxDrugNameBytes
 
 // CSVOptions configures a CSVProcessor.
 type CSVOptions struct {
