@@ -25,8 +25,22 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 	if r.Body == nil || r.Body == http.NoBody {
 		return emptyBody()
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBytes)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(maxBytes)
+		}
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the request body could not be read"}
+	}
+	// A key given twice would make the audited request ambiguous (the last
+	// one wins in encoding/json): refuse it.
+	if key, ok := duplicateKey(raw); ok {
+		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			Detail:        fmt.Sprintf("the key %q appears more than once in one object", key),
+			InvalidParams: []Param{{Name: key, Reason: "duplicate key"}}}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -48,6 +62,85 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 		}
 		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
 			Detail: "the body must hold exactly one JSON value; it is followed by data that is not JSON"}
+	}
+}
+
+// duplicateKey reports the first key that appears twice in one JSON
+// object of b, with its path ("patient.sex"). Malformed JSON is left to the
+// decoder, which reports it better.
+func duplicateKey(b []byte) (string, bool) {
+	type frame struct {
+		object    bool
+		keys      map[string]bool
+		expectKey bool
+		path      string
+		lastKey   string
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var stack []*frame
+	childPath := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		top := stack[len(stack)-1]
+		if !top.object {
+			return top.path
+		}
+		if top.path == "" {
+			return top.lastKey
+		}
+		return top.path + "." + top.lastKey
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expectKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].expectKey = true
+				}
+				if len(stack) == 0 {
+					return "", false
+				}
+				continue
+			}
+			key, _ := tok.(string)
+			if top.keys[key] {
+				if top.path != "" {
+					key = top.path + "." + key
+				}
+				return key, true
+			}
+			top.keys[key] = true
+			top.lastKey = key
+			top.expectKey = false
+			continue
+		}
+		switch d, _ := tok.(json.Delim); d {
+		case '{':
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, expectKey: true, path: childPath()})
+			continue
+		case '[':
+			stack = append(stack, &frame{path: childPath()})
+			continue
+		case ']':
+			stack = stack[:len(stack)-1]
+		}
+		// A value (or a closed array) completes a key/value pair.
+		if len(stack) == 0 {
+			return "", false
+		}
+		if t := stack[len(stack)-1]; t.object {
+			t.expectKey = true
+		}
 	}
 }
 
