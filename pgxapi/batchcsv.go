@@ -144,42 +144,64 @@ func wantsNDJSON(accept string) bool {
 
 // openFilePart checks the request is multipart/form-data within the size
 // limit and returns the part named "file".
-func openFilePart(w http.ResponseWriter, r *http.Request, maxBytes int64) (*multipart.Part, error) {
+func openFilePart(w http.ResponseWriter, r *http.Request, maxBytes int64) (*multipart.Part, *multipart.Reader, error) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		return nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
+		return nil, nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
 			Detail: `Content-Type must be multipart/form-data with the CSV in a part named "file"`,
 			Header: http.Header{"Accept": {"multipart/form-data"}}}
 	}
 	boundary := params["boundary"]
 	if boundary == "" {
-		return nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return nil, nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
 			Detail: "the multipart/form-data Content-Type has no boundary parameter"}
 	}
 	if r.ContentLength > maxBytes+multipartSlack {
-		return nil, fileTooLarge(maxBytes)
+		return nil, nil, fileTooLarge(maxBytes)
 	}
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, fileError("file", "is required: a multipart part named file holding the CSV")
+		return nil, nil, fileError("file", "is required: a multipart part named file holding the CSV")
 	}
 	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBytes+multipartSlack), boundary)
 	for {
 		part, err := mr.NextPart()
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil, fileError("file", "is required: a multipart part named file holding the CSV")
+			return nil, nil, fileError("file", "is required: a multipart part named file holding the CSV")
 		case err != nil:
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, fileTooLarge(maxBytes)
+				return nil, nil, fileTooLarge(maxBytes)
 			}
-			return nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			return nil, nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
 				Detail: "the multipart/form-data body is malformed", Err: err}
 		}
 		if part.FormName() == "file" {
-			return part, nil
+			return part, mr, nil
 		}
 		// Other parts are skipped (NextPart discards their content).
+	}
+}
+
+// noSecondFilePart reads the parts after the CSV (discarding them) and
+// fails with 422 when another part is named "file".
+func noSecondFilePart(mr *multipart.Reader, maxBytes int64) error {
+	for {
+		part, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return fileTooLarge(maxBytes)
+			}
+			return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+				Detail: "the multipart/form-data body is malformed after the file part", Err: err}
+		}
+		if part.FormName() == "file" {
+			return fileError("file", "must be sent once: the request holds a second part named file; send one CSV per request")
+		}
 	}
 }
 
@@ -225,7 +247,7 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	_ = rc.SetReadDeadline(time.Now().Add(batchIODeadline))
 
 	maxBytes, maxRows := s.cfg.batchCSVMaxBytes(), s.cfg.batchCSVMaxRows()
-	part, err := openFilePart(w, r, maxBytes)
+	part, mr, err := openFilePart(w, r, maxBytes)
 	if err != nil {
 		return err
 	}
@@ -265,6 +287,11 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err != nil {
 		return b.fail(stats, batchProblem(err, maxBytes))
+	}
+	// One file per request: a second part named "file" would otherwise go
+	// unread and its rows unreported.
+	if err := noSecondFilePart(mr, maxBytes); err != nil {
+		return b.fail(stats, err)
 	}
 	closing, err := s.svc.Record(ctx, b.call, b.closingRequest(), b.closingResponse(stats, "completed", ""))
 	if err != nil {
@@ -594,13 +621,15 @@ func (b *csvBatch) finish(closing audit.Entry, st CSVStats, start time.Time) err
 // ndjsonError is the last line of an NDJSON answer that could not be
 // completed: the problem that stopped it.
 type ndjsonError struct {
-	Kind         string `json:"kind"`
-	Type         string `json:"type"`
-	Title        string `json:"title"`
-	Status       int    `json:"status"`
-	Detail       string `json:"detail"`
-	RequestID    string `json:"request_id"`
-	RowsReleased int    `json:"rows_released"`
+	Kind      string `json:"kind"`
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	RequestID string `json:"request_id"`
+	// InvalidParams names the fields, as in a problem+json body.
+	InvalidParams []httpx.Param `json:"invalid_params,omitempty"`
+	RowsReleased  int           `json:"rows_released"`
 }
 
 // fail ends a batch that could not be completed. When chunk entries were
@@ -635,7 +664,7 @@ func (b *csvBatch) fail(st CSVStats, err error) error {
 		detail = fmt.Sprintf("audit log unavailable; rows after row %d were not released and no summary follows", b.released)
 	}
 	line, merr := json.Marshal(ndjsonError{Kind: "error", Type: he.Type, Title: title, Status: he.Status,
-		Detail: detail, RequestID: b.call.RequestID, RowsReleased: b.released})
+		Detail: detail, RequestID: b.call.RequestID, InvalidParams: he.InvalidParams, RowsReleased: b.released})
 	if merr == nil {
 		_, _ = b.w.Write(append(line, '\n'))
 		_ = b.rc.Flush()

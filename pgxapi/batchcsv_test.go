@@ -727,3 +727,41 @@ func BenchmarkCSVProcessor(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchCSVTwoFileParts: a second part named file is refused with 422
+// naming the field (its rows would otherwise go unread and unreported), in
+// both answer formats.
+func TestBatchCSVTwoFileParts(t *testing.T) {
+	ts := newServer(t)
+	csv := []byte("drug,variants,state,ethnicity,indication,patient_ref\nclopidogrel,rs4244285,Tamil Nadu,,PCI,P1\n")
+	for _, accept := range []string{"", "application/x-ndjson"} {
+		body := &bytes.Buffer{}
+		mw := multipart.NewWriter(body)
+		for _, name := range []string{"a.csv", "b.csv"} {
+			fw, err := mw.CreateFormFile("file", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fw.Write(csv)
+		}
+		mw.Close()
+		req := httptest.NewRequest(http.MethodPost, "/pgx/batch_csv", body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		rec := httptest.NewRecorder()
+		ts.h.ServeHTTP(rec, req)
+		if accept == "" {
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `"name":"file"`) {
+				t.Errorf("JSON: %d %s", rec.Code, rec.Body.String())
+			}
+			continue
+		}
+		// Streaming: the first file's row may already be out; the stream
+		// must end with an error line, not a summary.
+		if !strings.Contains(rec.Body.String(), `"kind":"error"`) || !strings.Contains(rec.Body.String(), `"name":"file"`) || strings.Contains(rec.Body.String(), `"kind":"summary"`) {
+			t.Errorf("NDJSON: %d %s", rec.Code, rec.Body.String())
+		}
+	}
+}

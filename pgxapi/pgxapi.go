@@ -113,6 +113,7 @@ func (s *Server) Register(r *mux.Router) {
 	r.Handle("/pgx/india_panel", httpx.Handle(s.indiaPanel)).Methods(http.MethodGet)
 	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet)
+	r.Handle("/openapi.json", httpx.Handle(openAPI)).Methods(http.MethodGet)
 	s.registerClassifier(r) // /classifier_v2/* (classifier.go)
 }
 
