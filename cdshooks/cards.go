@@ -49,6 +49,20 @@ type cardBuilder struct {
 	results          []checked
 	failed           []failedCheck
 	unreadableDrafts []fhir.Issue
+	// unmatched are the order-select selections that name no draft order
+	// pgxsafety could read.
+	unmatched []string
+	// idlessChecked counts the draft orders without an id checked at
+	// order-select (they cannot be matched to a selection).
+	idlessChecked int
+}
+
+// genomicsUnavailable reports whether the patient's genomic results could
+// not be retrieved (an OperationOutcome prefetch with no FHIR server to ask
+// instead, or a failing FHIR server): a result may exist.
+func (b *cardBuilder) genomicsUnavailable() bool {
+	kd := b.data[KeyGenomics]
+	return kd != nil && kd.Error != ""
 }
 
 // build makes the cards: one per engine alert (finding), one per lab
@@ -79,15 +93,65 @@ func (b *cardBuilder) build() []Card {
 	for _, f := range b.failed {
 		cards = append(cards, b.failedCard(f))
 	}
+	for _, sel := range b.unmatched {
+		cards = append(cards, b.unmatchedCard(sel))
+	}
 	for _, is := range b.unreadableDrafts {
 		cards = append(cards, b.unreadableCard(is))
 	}
 	rank := map[string]int{IndicatorCritical: 0, IndicatorWarning: 1, IndicatorInfo: 2}
 	sort.SliceStable(cards, func(i, j int) bool { return rank[cards[i].Indicator] < rank[cards[j].Indicator] })
+	cards = b.uniqueUUIDs(cards)
 	if cards == nil {
 		cards = []Card{}
 	}
 	return cards
+}
+
+// uniqueUUIDs makes every card and suggestion uuid of a response unique: a
+// card identical to an earlier one is dropped; a different card whose uuid
+// collides with an earlier uuid gets a distinct uuid derived from it (its
+// suggestions and SMART link follow), so the first card keeps its stable
+// uuid.
+func (b *cardBuilder) uniqueUUIDs(cards []Card) []Card {
+	seen := map[string]bool{}
+	firstJSON := map[string]string{}
+	fresh := func(id string) string {
+		for n := 1; seen[id]; n++ {
+			id = stableUUID(id, "collision", fmt.Sprint(n))
+		}
+		return id
+	}
+	var out []Card
+	for _, c := range cards {
+		js, _ := json.Marshal(c)
+		if first, ok := firstJSON[c.UUID]; ok && first == string(js) {
+			continue
+		}
+		if seen[c.UUID] {
+			id := fresh(c.UUID)
+			for i := range c.Suggestions {
+				c.Suggestions[i].UUID = stableUUID(id, "suggestion", c.Suggestions[i].Label)
+			}
+			for i, l := range c.Links {
+				if l.Type == "smart" {
+					if nl, ok := b.smartLink(id); ok {
+						c.Links[i] = nl
+					}
+				}
+			}
+			c.UUID = id
+		} else {
+			firstJSON[c.UUID] = string(js)
+		}
+		seen[c.UUID] = true
+		for i := range c.Suggestions {
+			c.Suggestions[i].UUID = fresh(c.Suggestions[i].UUID)
+			seen[c.Suggestions[i].UUID] = true
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // indicator maps an engine severity to a card indicator.
@@ -191,7 +255,13 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 	a := c.res.Alerts[i]
 	drug := c.drug.Drug
 	alts := alternativesOf(c.res, a)
-	id := b.cardID("alert", orderName(c.order), drug, a.Category, a.Gene, a.Severity, a.Message, a.Recommendation)
+	parts := []string{orderName(c.order), drug, a.Category, a.Gene, a.Severity, a.Message, a.Recommendation}
+	if a.Category == engine.CategoryUnknown && b.genomicsUnavailable() {
+		// A different card from "no result available": order-sign must
+		// not suppress one as the other.
+		parts = append(parts, "genomics-unavailable")
+	}
+	id := b.cardID("alert", parts...)
 	card := Card{
 		UUID:      id,
 		Indicator: indicator(a.Severity),
@@ -233,6 +303,11 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 					level = " (CPIC level " + p.CPICLevel + ")"
 				}
 			}
+		}
+		if b.genomicsUnavailable() {
+			// A result may exist: do not advise a test the patient may
+			// already have had.
+			return fmt.Sprintf("%s: %s results could not be retrieved — check the lab record before ordering a test", drug, a.Gene)
 		}
 		return fmt.Sprintf("%s: no %s result available — consider %s genotyping first%s", drug, a.Gene, a.Gene, level)
 	}
@@ -394,7 +469,9 @@ func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alter
 		}
 		label := fmt.Sprintf("Order a %s genotype test", a.Gene)
 		out = append(out, Suggestion{
-			Label: label, UUID: stableUUID(cardID, "suggestion", label), IsRecommended: true,
+			// Not recommended when the results could not be retrieved:
+			// the patient may already have one.
+			Label: label, UUID: stableUUID(cardID, "suggestion", label), IsRecommended: !b.genomicsUnavailable(),
 			Actions: []Action{{Type: "create", Description: fmt.Sprintf("Order a %s genotype test (coded by name only: choose the laboratory's test).", a.Gene), Resource: res}},
 		})
 	}
@@ -414,6 +491,7 @@ func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) s
 	var d strings.Builder
 	fmt.Fprintf(&d, "**Finding.** %s\n\n", esc(a.Message))
 	fmt.Fprintf(&d, "**Order:** %s — %s (identified by %s).\n\n", esc(orderName(c.order)), esc(firstNonEmpty(c.order.Label, c.drug.Drug)), esc(c.drug.Via))
+	d.WriteString(b.noIDNote(c.order))
 	if len(a.Genotype) > 0 {
 		d.WriteString("| Gene | Diplotype | Phenotype | Activity score |\n|---|---|---|---|\n")
 		for _, g := range a.Genotype {
@@ -660,6 +738,9 @@ func (b *cardBuilder) implicationCard(c checked, im fhir.Implication) Card {
 	}
 	d.WriteString(", so pgxsafety could not check it against its guidelines. Review the laboratory report before signing.\n\n")
 	fmt.Fprintf(&d, "**Order:** %s — %s.", esc(orderName(c.order)), esc(firstNonEmpty(c.order.Label, c.drug.Drug)))
+	if n := b.noIDNote(c.order); n != "" {
+		d.WriteString("\n\n" + strings.TrimSpace(n))
+	}
 	card := Card{
 		UUID:            id,
 		Summary:         truncate(fmt.Sprintf("%s: lab reports “%s” — not checked: its genotype was not sent", capitalise(c.drug.Drug), firstNonEmpty(im.Phenotype, "an implication"))),
@@ -708,7 +789,7 @@ func (b *cardBuilder) failedCard(f failedCheck) Card {
 	return Card{
 		UUID:      id,
 		Summary:   truncate(fmt.Sprintf("%s: the pharmacogenomic check could not be run — review manually", capitalise(f.drug.Drug))),
-		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s", esc(f.drug.Drug), esc(orderName(f.order)), esc(f.err.Error())),
+		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s", esc(f.drug.Drug), esc(orderName(f.order)), esc(f.err.Error())) + strings.TrimRight(" "+b.noIDNote(f.order), " \n"),
 		Indicator: IndicatorWarning,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}
@@ -721,6 +802,40 @@ func (b *cardBuilder) unreadableCard(is fhir.Issue) Card {
 		Summary:   "A draft medication order was not checked for pharmacogenomic risk — see why",
 		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(is.Message)),
 		Indicator: IndicatorInfo,
+		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
+	}
+}
+
+// noIDNote says, at order-select, that a draft order without an id was
+// checked although it could not be matched to context.selections.
+func (b *cardBuilder) noIDNote(o fhir.MedicationOrder) string {
+	if b.call.hook != HookOrderSelect || o.ID != "" {
+		return ""
+	}
+	return "This draft order has no id, so pgxsafety could not match it to the selected orders (context.selections); it was checked anyway.\n\n"
+}
+
+// unmatchedCard reports an order-select selection that names no draft
+// order pgxsafety could read: that order was not checked, and the absence
+// of other cards must not read as "no pharmacogenomic concern".
+func (b *cardBuilder) unmatchedCard(sel string) Card {
+	id := b.cardID("unmatched-selection", sel)
+	summary := fmt.Sprintf("Selected order %s was not checked for pharmacogenomic risk", sel)
+	if utf8.RuneCountInString(summary) > MaxSummaryRunes {
+		summary = "A selected order was not checked for pharmacogenomic risk — see why"
+	}
+	var d strings.Builder
+	fmt.Fprintf(&d, "The selected order %s (context.selections) matches no draft order in context.draftOrders that pgxsafety could read, so it was **not** checked. ", esc(sel))
+	d.WriteString("Selections are matched to draft orders by id (`MedicationRequest/<id>`, a bare id, or an absolute URL ending in `/MedicationRequest/<id>`).")
+	if b.idlessChecked > 0 {
+		fmt.Fprintf(&d, " %d draft order(s) without an id were checked instead; they may be the order selected.", b.idlessChecked)
+	}
+	d.WriteString(" Review the order for pharmacogenomic risk before signing.")
+	return Card{
+		UUID:      id,
+		Summary:   summary,
+		Detail:    d.String(),
+		Indicator: IndicatorWarning,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}
 }

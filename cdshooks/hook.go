@@ -489,12 +489,26 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 			b.unreadableDrafts = append(b.unreadableDrafts, is)
 		}
 	}
-	selected := map[string]bool{}
-	for _, sel := range call.selections {
-		selected[strings.TrimSpace(sel)] = true
+	meds := dedupeOrders(orders.Medications, rec)
+	var sels []selection
+	if call.hook == HookOrderSelect {
+		sels = parseSelections(call.selections)
+		b.unmatched = unmatchedSelections(sels, meds, orders.Other, b.unreadableDrafts)
+		for _, o := range meds {
+			if o.ID == "" {
+				b.idlessChecked++
+			}
+		}
+		for _, sel := range b.unmatched {
+			rec.Issues = append(rec.Issues, fhir.Issue{Ref: "context.selections", Severity: fhir.IssueError,
+				Message: fmt.Sprintf("the selected order %q matches no draft order pgxsafety could read; it was not checked", sel)})
+		}
 	}
-	for _, o := range orders.Medications {
-		if call.hook == HookOrderSelect && !selected[o.Ref] {
+	for _, o := range meds {
+		// At order-select only the selected orders are checked; a draft
+		// with no id cannot be matched to a selection, so it is checked
+		// (its cards say so) rather than silently skipped.
+		if call.hook == HookOrderSelect && o.ID != "" && !selectedOrder(sels, "MedicationRequest", o.ID) {
 			continue
 		}
 		if o.Subject != "" && o.Subject != "Patient/"+call.patientID && !strings.HasSuffix(o.Subject, "/Patient/"+call.patientID) {
@@ -532,6 +546,112 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 		rec.Evaluations = []Evaluation{}
 	}
 	return Response{Cards: b.build()}, rec
+}
+
+// selection is one entry of context.selections, read tolerantly:
+// "MedicationRequest/abc", a bare id "abc" (typ empty), or an absolute URL
+// ending in "/MedicationRequest/abc"; a "/_history/n" suffix is ignored.
+type selection struct {
+	raw string
+	typ string
+	id  string
+}
+
+func parseSelections(raw []string) []selection {
+	var out []selection
+	seen := map[string]bool{}
+	for _, r := range raw {
+		r = strings.TrimSpace(r)
+		if r == "" || seen[r] {
+			continue
+		}
+		seen[r] = true
+		s := selection{raw: r}
+		ref := r
+		if i := strings.Index(ref, "/_history/"); i >= 0 {
+			ref = ref[:i]
+		}
+		ref = strings.TrimSuffix(ref, "/")
+		parts := strings.Split(ref, "/")
+		s.id = parts[len(parts)-1]
+		if len(parts) >= 2 {
+			s.typ = parts[len(parts)-2]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// matches reports whether the selection names the resource typ/id.
+func (s selection) matches(typ, id string) bool {
+	return id != "" && s.id == id && (s.typ == "" || s.typ == typ)
+}
+
+func selectedOrder(sels []selection, typ, id string) bool {
+	for _, s := range sels {
+		if s.matches(typ, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// unmatchedSelections returns the selections that name no draft order:
+// neither a MedicationRequest read, nor another order (not checked by
+// pgxsafety, which has no guidance for it), nor a draft that could not be
+// read (it has its own card).
+func unmatchedSelections(sels []selection, meds []fhir.MedicationOrder, other []string, unreadable []fhir.Issue) []string {
+	var out []string
+	for _, s := range sels {
+		found := false
+		for _, o := range meds {
+			if s.matches("MedicationRequest", o.ID) {
+				found = true
+			}
+		}
+		for _, ref := range append(append([]string(nil), other...), issueRefs(unreadable)...) {
+			typ, id, ok := strings.Cut(ref, "/")
+			if ok && s.matches(typ, id) {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, s.raw)
+		}
+	}
+	return out
+}
+
+func issueRefs(is []fhir.Issue) []string {
+	out := make([]string, len(is))
+	for i, x := range is {
+		out[i] = x.Ref
+	}
+	return out
+}
+
+// dedupeOrders drops a draft order that repeats an earlier one: the same
+// reference with the same content (as read), or, without an id, the same
+// content. Two different orders sharing an id are both kept (an EHR error
+// that must not hide a drug). Each dropped duplicate is recorded as an
+// issue in the audit entry.
+func dedupeOrders(meds []fhir.MedicationOrder, rec *callRecord) []fhir.MedicationOrder {
+	seen := map[string]string{}
+	var out []fhir.MedicationOrder
+	for _, o := range meds {
+		c := o
+		c.Place = ""
+		b, _ := json.Marshal(c)
+		key := string(b)
+		if first, ok := seen[key]; ok {
+			rec.Issues = append(rec.Issues, fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest", Severity: fhir.IssueInfo,
+				Message: "it repeats " + first + "; it was checked once"})
+			continue
+		}
+		seen[key] = orderName(o)
+		out = append(out, o)
+	}
+	return out
 }
 
 func hasIssueFor(is []fhir.Issue, ref string) bool {
