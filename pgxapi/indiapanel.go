@@ -169,19 +169,9 @@ type wedgeDrugGene struct {
 	Actionable bool `json:"actionable"`
 }
 
-type wedgeAllele struct {
-	RsID          string      `json:"rsid"`
-	Gene          string      `json:"gene"`
-	Allele        string      `json:"allele"`
-	StarAlleles   []string    `json:"star_alleles"`
-	Function      string      `json:"function,omitempty"`
-	AFIndia       *float64    `json:"af_india,omitempty"`
-	AFIndiaBasis  string      `json:"af_india_basis,omitempty"`
-	AFIndiaKind   string      `json:"af_india_kind,omitempty"`
-	AFGlobal      *float64    `json:"af_global,omitempty"`
-	AFGlobalBasis string      `json:"af_global_basis,omitempty"`
-	Sources       []sourceRef `json:"sources"`
-}
+// wedgeAllele is a tracked variant as GET /pgx/variants lists it, cited by
+// the sources of its frequencies.
+type wedgeAllele = variantItem
 
 type wedgeHLA struct {
 	Allele string `json:"allele"`
@@ -405,9 +395,7 @@ func (b *panelBuilder) alleles(genes []string) []wedgeAllele {
 		if len(v.AFIndiaSourceIDs) == 0 && len(v.AFGlobalSourceIDs) == 0 {
 			ids = [][]string{v.SourceIDs}
 		}
-		out = append(out, wedgeAllele{RsID: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel, StarAlleles: nonNil(v.StarAlleles),
-			Function: v.Function, AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFIndiaKind: v.AFIndiaKind,
-			AFGlobal: v.AFGlobal, AFGlobalBasis: v.AFGlobalBasis, Sources: b.refs(ids...)})
+		out = append(out, newVariantItem(v, b.refs(ids...)))
 	}
 	return out
 }

@@ -205,29 +205,34 @@ func buildVariants(kb *engine.Knowledge) variantsResponse {
 	}
 	out := variantsResponse{Count: len(kb.Variants), Variants: make([]variantItem, 0, len(kb.Variants))}
 	for _, v := range kb.Variants {
-		item := variantItem{
-			RsID:          v.RsID,
-			Gene:          v.Gene,
-			Allele:        v.AlleleLabel,
-			StarAlleles:   nonNil(v.StarAlleles),
-			Function:      v.Function,
-			AFIndia:       v.AFIndia,
-			AFIndiaBasis:  v.AFIndiaBasis,
-			AFIndiaKind:   v.AFIndiaKind,
-			AFGlobal:      v.AFGlobal,
-			AFGlobalBasis: v.AFGlobalBasis,
-			ClinVar:       v.ClinVar,
-			Sources:       make([]sourceRef, 0, len(v.SourceIDs)),
-		}
+		refs := make([]sourceRef, 0, len(v.SourceIDs))
 		for _, id := range v.SourceIDs {
 			// Loading guarantees every source id resolves; an unknown one
 			// is still listed by id rather than dropped.
 			src := sources[id]
-			item.Sources = append(item.Sources, sourceRef{ID: id, Title: src.Title, URL: sourceURL(src)})
+			refs = append(refs, sourceRef{ID: id, Title: src.Title, URL: sourceURL(src)})
 		}
-		out.Variants = append(out.Variants, item)
+		out.Variants = append(out.Variants, newVariantItem(v, refs))
 	}
 	return out
+}
+
+// newVariantItem is the wire form of a tracked variant, with its sources.
+func newVariantItem(v engine.TrackedVariant, sources []sourceRef) variantItem {
+	return variantItem{
+		RsID:          v.RsID,
+		Gene:          v.Gene,
+		Allele:        v.AlleleLabel,
+		StarAlleles:   nonNil(v.StarAlleles),
+		Function:      v.Function,
+		AFIndia:       v.AFIndia,
+		AFIndiaBasis:  v.AFIndiaBasis,
+		AFIndiaKind:   v.AFIndiaKind,
+		AFGlobal:      v.AFGlobal,
+		AFGlobalBasis: v.AFGlobalBasis,
+		ClinVar:       v.ClinVar,
+		Sources:       sources,
+	}
 }
 
 // sourceURL is the link of a source, or its PMID as "PMID:<n>".
