@@ -54,11 +54,7 @@ func (b BatchRequest) EngineRequest(drug string) engine.Request {
 // BatchResponse is the POST /pgx/batch answer: the envelope, one check
 // result per listed drug (in the order listed) and the summary.
 type BatchResponse struct {
-	APIVersion string `json:"api_version"`
-	RequestID  string `json:"request_id"`
-	AuditLogID string `json:"audit_log_id"`
-	Timestamp  string `json:"timestamp"`
-	LatencyMs  int64  `json:"latency_ms"`
+	Envelope
 	BatchAnswer
 }
 
@@ -173,14 +169,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := BatchResponse{
-		APIVersion:  APIVersion,
-		RequestID:   call.RequestID,
-		AuditLogID:  entry.ID,
-		Timestamp:   s.svc.Now().UTC().Format(TimestampFormat),
-		LatencyMs:   time.Since(start).Milliseconds(),
-		BatchAnswer: answer,
-	}
+	out := BatchResponse{Envelope: s.envelope(call.RequestID, entry.ID, start), BatchAnswer: answer}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

@@ -173,12 +173,29 @@ func (c CheckRequest) EngineRequest() engine.Request {
 // CheckResponse is the POST /pgx/check answer: the envelope of spec §2.2
 // followed by the engine's result, flattened.
 type CheckResponse struct {
+	Envelope
+	engine.Result
+}
+
+// Envelope is the head of every audited answer of a safety endpoint
+// (spec §2.2): schema version, request and audit ids, time and latency.
+type Envelope struct {
 	APIVersion string `json:"api_version"`
 	RequestID  string `json:"request_id"`
 	AuditLogID string `json:"audit_log_id"`
 	Timestamp  string `json:"timestamp"`
 	LatencyMs  int64  `json:"latency_ms"`
-	engine.Result
+}
+
+// envelope fills the envelope of an answer whose audit entry is stored.
+func (s *Server) envelope(requestID, auditID string, start time.Time) Envelope {
+	return Envelope{
+		APIVersion: APIVersion,
+		RequestID:  requestID,
+		AuditLogID: auditID,
+		Timestamp:  s.svc.Now().UTC().Format(TimestampFormat),
+		LatencyMs:  time.Since(start).Milliseconds(),
+	}
 }
 
 // TimestampFormat is the layout of CheckResponse.Timestamp: RFC 3339 in
@@ -207,14 +224,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := CheckResponse{
-		APIVersion: APIVersion,
-		RequestID:  call.RequestID,
-		AuditLogID: entry.ID,
-		Timestamp:  s.svc.Now().UTC().Format(TimestampFormat),
-		LatencyMs:  time.Since(start).Milliseconds(),
-		Result:     res,
-	}
+	out := CheckResponse{Envelope: s.envelope(call.RequestID, entry.ID, start), Result: res}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
