@@ -31,24 +31,8 @@ const (
 // BatchRequest is the POST /pgx/batch body: drugs plus the genotype and
 // context fields of CheckRequest.
 type BatchRequest struct {
-	Drugs       []string          `json:"drugs"`
-	Variants    []string          `json:"variants,omitempty"`
-	State       string            `json:"state,omitempty"`
-	Ethnicity   string            `json:"ethnicity,omitempty"`
-	Indication  string            `json:"indication,omitempty"`
-	Zygosity    map[string]string `json:"zygosity,omitempty"`
-	Diplotypes  map[string]string `json:"diplotypes,omitempty"`
-	HLA         map[string]string `json:"hla,omitempty"`
-	GenesTested []string          `json:"genes_tested,omitempty"`
-	Patient     *PatientRequest   `json:"patient,omitempty"`
-}
-
-// EngineRequest is the engine request for one of the listed drugs.
-func (b BatchRequest) EngineRequest(drug string) engine.Request {
-	return CheckRequest{
-		Drug: drug, Variants: b.Variants, State: b.State, Ethnicity: b.Ethnicity, Indication: b.Indication,
-		Zygosity: b.Zygosity, Diplotypes: b.Diplotypes, HLA: b.HLA, GenesTested: b.GenesTested, Patient: b.Patient,
-	}.EngineRequest()
+	Drugs []string `json:"drugs"`
+	PatientFacts
 }
 
 // BatchResponse is the POST /pgx/batch answer: the envelope, one check

@@ -120,7 +120,13 @@ func (s *Server) Register(r *mux.Router) {
 // CheckRequest is the POST /pgx/check body: the spec §2.1 fields plus the
 // extensions that carry richer genotype and patient facts.
 type CheckRequest struct {
-	Drug       string   `json:"drug"`
+	Drug string `json:"drug"`
+	PatientFacts
+}
+
+// PatientFacts are the genotype and context fields shared by the check and
+// the medication-list batch: one patient, any drug.
+type PatientFacts struct {
 	Variants   []string `json:"variants,omitempty"`
 	State      string   `json:"state,omitempty"`
 	Ethnicity  string   `json:"ethnicity,omitempty"`
@@ -147,9 +153,12 @@ type PatientRequest struct {
 
 // EngineRequest converts the wire request to the engine's. Values are not
 // validated here: the engine does that.
-func (c CheckRequest) EngineRequest() engine.Request {
+func (c CheckRequest) EngineRequest() engine.Request { return c.PatientFacts.EngineRequest(c.Drug) }
+
+// EngineRequest is the engine request for drug with these facts.
+func (c PatientFacts) EngineRequest(drug string) engine.Request {
 	req := engine.Request{
-		Drug:        c.Drug,
+		Drug:        drug,
 		Variants:    c.Variants,
 		Diplotypes:  c.Diplotypes,
 		HLA:         c.HLA,
