@@ -149,12 +149,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func batchError(err error) error {
 	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
-		var b strings.Builder
-		b.WriteString("batch: the file cannot be processed:")
-		for _, f := range ve.Fields {
-			fmt.Fprintf(&b, "\n  %s: %s", f.Field, f.Reason)
-		}
-		return errors.New(b.String())
+		return fieldErrors(err, "batch: the file cannot be processed:", sameName)
 	}
 	return fmt.Errorf("batch: %w", err)
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -142,27 +139,10 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := engine.Evaluate(kb, req)
 	if err != nil {
-		var ve *engine.ValidationError
-		if errors.As(err, &ve) {
-			var b strings.Builder
-			b.WriteString("invalid input:")
-			for _, f := range ve.Fields {
-				fmt.Fprintf(&b, "\n  %s: %s", f.Field, f.Reason)
-			}
-			return errors.New(b.String())
-		}
-		return err
+		return fieldErrors(err, "invalid input:", sameName)
 	}
 	if *asJSON {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("encode result: %w", err)
-		}
-		_, err := stdout.Write(buf.Bytes())
-		return err
+		return writeIndentedJSON(stdout, res)
 	}
 	_, err = io.WriteString(stdout, formatResult(res))
 	return err

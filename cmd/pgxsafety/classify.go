@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
@@ -66,27 +62,10 @@ func runClassify(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := cls.Classify(req)
 	if err != nil {
-		var ve *engine.ValidationError
-		if errors.As(err, &ve) {
-			var b strings.Builder
-			b.WriteString("invalid input:")
-			for _, f := range ve.Fields {
-				fmt.Fprintf(&b, "\n  %s: %s", flagName(f.Field), f.Reason)
-			}
-			return errors.New(b.String())
-		}
-		return err
+		return fieldErrors(err, "invalid input:", flagName)
 	}
 	if *asJSON {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("encode result: %w", err)
-		}
-		_, err := stdout.Write(buf.Bytes())
-		return err
+		return writeIndentedJSON(stdout, res)
 	}
 	_, err = io.WriteString(stdout, formatClassification(res))
 	return err
