@@ -457,3 +457,8 @@ func (s *Server) sourceRefs(ids []string) []sourceRef {
 	}
 	return out
 }
+
+// fileError is a validation error of one request field.
+func fileError(field, reason string) error {
+	return &engine.ValidationError{Fields: []engine.FieldError{{Field: field, Reason: reason}}}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/internal/labcsvgen"
@@ -234,7 +235,7 @@ func TestBatchRateLimitCost(t *testing.T) {
 	rec = httptest.NewRecorder()
 	withLimiter(t, ts.h, 7).ServeHTTP(rec, req)
 	rows, last := decodeNDJSON(t, rec.Body.Bytes())
-	if len(rows) != pgxapi.DefaultChunkRows || last.Kind != "error" || last.Status != http.StatusTooManyRequests || last.Type != httpx.TypeRateLimited {
+	if len(rows) != labcsv.DefaultChunkRows || last.Kind != "error" || last.Status != http.StatusTooManyRequests || last.Type != httpx.TypeRateLimited {
 		t.Errorf("%d rows, last line %+v", len(rows), last)
 	}
 }

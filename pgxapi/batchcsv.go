@@ -23,6 +23,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -31,7 +32,7 @@ import (
 // /pgx/check and answered with a row result (spec §2.7). See docs/batch.md.
 //
 // Audit. Every row's advice is in the audit log, in chunk entries: one
-// entry per chunk of up to DefaultChunkRows consecutive rows holds each
+// entry per chunk of up to labcsv.DefaultChunkRows consecutive rows holds each
 // row's input and the SHA-256 of exactly the result bytes sent for it (or
 // its error), and a closing entry holds the file's SHA-256, the counts and
 // the ids of the chunk entries. A chunk's lines are released only after its
@@ -220,7 +221,7 @@ func rowsTooMany(maxRows int) error {
 // batchProblem maps a batch failure to its HTTP problem.
 func batchProblem(err error, maxBytes int64) error {
 	var (
-		rle *RowLimitError
+		rle *labcsv.RowLimitError
 		ue  *uploadError
 	)
 	switch {
@@ -275,7 +276,7 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 		defer b.spill.Close()
 	}
 	in := &uploadReader{r: part, max: maxBytes, h: sha256.New()}
-	proc := NewCSVProcessor(s.kb, CSVOptions{MaxRows: maxRows})
+	proc := labcsv.NewProcessor(s.kb, labcsv.Options{MaxRows: maxRows})
 	b.startReleaser()
 	stats, err := proc.Run(ctx, in, b.chunk)
 	b.fileBytes, b.fileSHA256 = in.n, hex.EncodeToString(in.h.Sum(nil))
@@ -340,9 +341,9 @@ type chunkAuditRequest struct {
 }
 
 type chunkAuditRow struct {
-	Row   int          `json:"row"`
-	Line  int          `json:"line"`
-	Input *CSVRowInput `json:"input,omitempty"`
+	Row   int              `json:"row"`
+	Line  int              `json:"line"`
+	Input *labcsv.RowInput `json:"input,omitempty"`
 }
 
 // chunkAuditResponse is the response payload of a chunk entry.
@@ -351,11 +352,11 @@ type chunkAuditResponse struct {
 }
 
 type chunkAuditOutcome struct {
-	Row             int       `json:"row"`
-	OK              bool      `json:"ok"`
-	ResultDigest    string    `json:"result_digest,omitempty"`
-	OverallSeverity string    `json:"overall_severity,omitempty"`
-	Error           *RowError `json:"error,omitempty"`
+	Row             int              `json:"row"`
+	OK              bool             `json:"ok"`
+	ResultDigest    string           `json:"result_digest,omitempty"`
+	OverallSeverity string           `json:"overall_severity,omitempty"`
+	Error           *labcsv.RowError `json:"error,omitempty"`
 }
 
 // batchCSVAuditRequest is the request payload of the closing entry.
@@ -386,7 +387,7 @@ func (b *csvBatch) closingRequest() batchCSVAuditRequest {
 	return batchCSVAuditRequest{Kind: "batch_csv", FileName: b.fileName, FileBytes: b.fileBytes, FileSHA256: b.fileSHA256, Format: format}
 }
 
-func (b *csvBatch) closingResponse(st CSVStats, outcome, reason string) batchCSVAuditResponse {
+func (b *csvBatch) closingResponse(st labcsv.Stats, outcome, reason string) batchCSVAuditResponse {
 	ids := b.chunkIDs
 	if ids == nil {
 		ids = []string{}
@@ -397,7 +398,7 @@ func (b *csvBatch) closingResponse(st CSVStats, outcome, reason string) batchCSV
 
 // chunk audits one chunk and then releases its rows: NDJSON lines are
 // written and flushed; JSON rows go to the spill buffer.
-func (b *csvBatch) chunk(c *CSVChunk) error {
+func (b *csvBatch) chunk(c *labcsv.Chunk) error {
 	// One rate-limit unit per started 100 rows, charged before the rows
 	// are audited and released.
 	if units := (b.emitted+len(c.Rows)+RowsPerRateUnit-1)/RowsPerRateUnit - b.charged; units > 0 {
@@ -440,7 +441,7 @@ func (b *csvBatch) chunk(c *CSVChunk) error {
 
 // auditedChunk is a chunk whose audit entry is being appended.
 type auditedChunk struct {
-	c     *CSVChunk
+	c     *labcsv.Chunk
 	done  chan struct{}
 	entry audit.Entry
 	err   error
@@ -503,7 +504,7 @@ func (b *csvBatch) release(p *auditedChunk) error {
 			} else {
 				b.buf = b.buf[:0]
 			}
-			b.buf = AppendRowJSON(b.buf, &c.Rows[i], p.entry.ID, "")
+			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], p.entry.ID, "")
 			if _, err := b.spill.Write(b.buf); err != nil {
 				return fmt.Errorf("batch_csv: buffer results: %w", err)
 			}
@@ -534,11 +535,11 @@ func (b *csvBatch) startStream() {
 	b.started = true
 }
 
-func (b *csvBatch) writeLines(c *CSVChunk, auditID string) error {
+func (b *csvBatch) writeLines(c *labcsv.Chunk, auditID string) error {
 	b.startStream()
 	b.buf = b.buf[:0]
 	for i := range c.Rows {
-		b.buf = AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
+		b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
 		b.buf = append(b.buf, '\n')
 		if len(b.buf) >= ndjsonWriteBatch || i == len(c.Rows)-1 {
 			if _, err := b.w.Write(b.buf); err != nil {
@@ -570,7 +571,7 @@ type batchEnvelope struct {
 	RowsFailed        int    `json:"rows_failed"`
 }
 
-func (b *csvBatch) finish(closing audit.Entry, st CSVStats, start time.Time) error {
+func (b *csvBatch) finish(closing audit.Entry, st labcsv.Stats, start time.Time) error {
 	env := batchEnvelope{
 		APIVersion:        APIVersion,
 		RequestID:         b.call.RequestID,
@@ -637,7 +638,7 @@ type ndjsonError struct {
 // rows had been released. Before the response has started the problem is
 // returned (and written by httpx.Handle); once NDJSON lines have gone out,
 // the problem becomes the last line and no summary follows.
-func (b *csvBatch) fail(st CSVStats, err error) error {
+func (b *csvBatch) fail(st labcsv.Stats, err error) error {
 	var gone *clientGone
 	if errors.As(err, &gone) || errors.Is(err, context.Canceled) {
 		httpx.Logger(b.ctx).Info("batch_csv: client gone", zap.Int("rows_released", b.released), zap.Error(err))
@@ -675,7 +676,7 @@ func (b *csvBatch) fail(st CSVStats, err error) error {
 // recordAbort writes the closing entry of an aborted batch when chunk
 // entries exist (so the log says their rows were not all released). It is
 // best effort: the failure being reported may be the audit log itself.
-func (b *csvBatch) recordAbort(st CSVStats, reason string) {
+func (b *csvBatch) recordAbort(st labcsv.Stats, reason string) {
 	if b.closed || len(b.chunkIDs) == 0 {
 		return
 	}

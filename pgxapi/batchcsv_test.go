@@ -24,6 +24,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/internal/labcsvgen"
@@ -97,7 +98,7 @@ type rowResult struct {
 	OK         bool            `json:"ok"`
 	AuditLogID string          `json:"audit_log_id"`
 	Result     json.RawMessage `json:"result"`
-	Error      *pgxapi.RowError
+	Error      *labcsv.RowError
 }
 
 type csvAnswer struct {
@@ -397,8 +398,8 @@ type chunkEntry struct {
 		Kind  string `json:"kind"`
 		Chunk int    `json:"chunk"`
 		Rows  []struct {
-			Row   int                 `json:"row"`
-			Input *pgxapi.CSVRowInput `json:"input"`
+			Row   int              `json:"row"`
+			Input *labcsv.RowInput `json:"input"`
 		} `json:"rows"`
 	}
 	Response struct {
@@ -407,7 +408,7 @@ type chunkEntry struct {
 			OK              bool             `json:"ok"`
 			ResultDigest    string           `json:"result_digest"`
 			OverallSeverity string           `json:"overall_severity"`
-			Error           *pgxapi.RowError `json:"error"`
+			Error           *labcsv.RowError `json:"error"`
 		} `json:"rows"`
 	}
 }
@@ -513,7 +514,7 @@ func TestBatchCSVRejects(t *testing.T) {
 	ts := newServerCfg(t, pgxapi.Config{BatchCSVMaxBytes: 4096, BatchCSVMaxRows: 5})
 	rows := func(n int) []byte {
 		var b bytes.Buffer
-		b.WriteString(pgxapi.CSVHeader + "\n")
+		b.WriteString(labcsv.Header + "\n")
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(&b, "clopidogrel,,Kerala,,angina,R%d\n", i)
 		}
@@ -530,11 +531,11 @@ func TestBatchCSVRejects(t *testing.T) {
 		wantText   string
 	}{
 		{name: "wrong header", data: []byte("drug,variant,state,ethnicity,indication,patient_ref\nclopidogrel,,,,,\n"),
-			wantStatus: 422, wantParam: "header", wantText: pgxapi.CSVHeader},
+			wantStatus: 422, wantParam: "header", wantText: labcsv.Header},
 		{name: "wrong header, NDJSON", data: []byte("drug;variants\n"), accept: pgxapi.NDJSONContentType,
-			wantStatus: 422, wantParam: "header", wantText: pgxapi.CSVHeader},
+			wantStatus: 422, wantParam: "header", wantText: labcsv.Header},
 		{name: "empty file", data: []byte{}, wantStatus: 422, wantParam: "file", wantText: "empty"},
-		{name: "header only", data: []byte(pgxapi.CSVHeader + "\r\n\r\n"), wantStatus: 422, wantParam: "file", wantText: "no data rows"},
+		{name: "header only", data: []byte(labcsv.Header + "\r\n\r\n"), wantStatus: 422, wantParam: "file", wantText: "no data rows"},
 		{name: "too many rows", data: rows(6), wantStatus: 413, wantParam: "file", wantText: "5 data rows"},
 		{name: "too large", data: append(rows(1), bytes.Repeat([]byte("\n"), 5000)...), wantStatus: 413, wantParam: "file", wantText: "4096 bytes"},
 		{name: "too large, NDJSON", data: append(rows(1), bytes.Repeat([]byte("\n"), 5000)...), accept: pgxapi.NDJSONContentType,
@@ -543,7 +544,7 @@ func TestBatchCSVRejects(t *testing.T) {
 		{name: "no file part", raw: "--b\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--b--\r\n",
 			ct: "multipart/form-data; boundary=b", wantStatus: 422, wantParam: "file", wantText: "required"},
 		{name: "no boundary", raw: "x", ct: "multipart/form-data", wantStatus: 400},
-		{name: "truncated multipart", raw: "--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n" + pgxapi.CSVHeader + "\nclopidogrel,,,,,r\n",
+		{name: "truncated multipart", raw: "--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n" + labcsv.Header + "\nclopidogrel,,,,,r\n",
 			ct: "multipart/form-data; boundary=b", wantStatus: 400},
 	}
 	for _, tc := range tests {
@@ -596,8 +597,8 @@ func TestBatchCSVLimitAfterStreaming(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 	rows, last := decodeNDJSON(t, rec.Body.Bytes())
-	if len(rows) != pgxapi.DefaultChunkRows {
-		t.Errorf("%d rows released, want the first chunk (%d)", len(rows), pgxapi.DefaultChunkRows)
+	if len(rows) != labcsv.DefaultChunkRows {
+		t.Errorf("%d rows released, want the first chunk (%d)", len(rows), labcsv.DefaultChunkRows)
 	}
 	if last.Kind != "error" || last.Status != 413 || last.Type != httpx.TypeTooLarge || !strings.Contains(last.Detail, "600") ||
 		last.RowsReleased != len(rows) {
@@ -608,7 +609,7 @@ func TestBatchCSVLimitAfterStreaming(t *testing.T) {
 		t.Fatalf("%d audit entries, want 1 chunk and 1 closing", len(entries))
 	}
 	closing := readEntry[closingEntry](t, entries[1])
-	if c := closing.Response; c.Outcome != "aborted" || c.RowsReleased != pgxapi.DefaultChunkRows || !strings.Contains(c.Reason, "600") ||
+	if c := closing.Response; c.Outcome != "aborted" || c.RowsReleased != labcsv.DefaultChunkRows || !strings.Contains(c.Reason, "600") ||
 		!cmp.Equal(c.ChunkEntries, []string{entries[0].ID}) {
 		t.Errorf("closing entry = %+v", c)
 	}
@@ -651,7 +652,7 @@ func TestBatchCSVStreams(t *testing.T) {
 				return err
 			}
 			lines := bytes.SplitAfter(data.Bytes(), []byte("\n"))
-			if _, err := fw.Write(bytes.Join(lines[:pgxapi.DefaultChunkRows+2], nil)); err != nil {
+			if _, err := fw.Write(bytes.Join(lines[:labcsv.DefaultChunkRows+2], nil)); err != nil {
 				return err
 			}
 			select {
@@ -659,7 +660,7 @@ func TestBatchCSVStreams(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				return fmt.Errorf("no NDJSON line arrived while the upload was held back")
 			}
-			if _, err := fw.Write(bytes.Join(lines[pgxapi.DefaultChunkRows+2:], nil)); err != nil {
+			if _, err := fw.Write(bytes.Join(lines[labcsv.DefaultChunkRows+2:], nil)); err != nil {
 				return err
 			}
 			if err := mw.Close(); err != nil {
@@ -711,11 +712,11 @@ func BenchmarkCSVProcessor(b *testing.B) {
 		cache int
 	}{{"cache", 0}, {"nocache", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			proc := pgxapi.NewCSVProcessor(kb, pgxapi.CSVOptions{CacheBytes: bc.cache})
+			proc := labcsv.NewProcessor(kb, labcsv.Options{CacheBytes: bc.cache})
 			rows, hits := 0, 0
 			b.SetBytes(int64(data.Len()))
 			for b.Loop() {
-				st, err := proc.Run(context.Background(), bytes.NewReader(data.Bytes()), func(*pgxapi.CSVChunk) error { return nil })
+				st, err := proc.Run(context.Background(), bytes.NewReader(data.Bytes()), func(*labcsv.Chunk) error { return nil })
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -546,7 +547,7 @@ func (b *panelBuilder) pathway() []pathwayStep {
 			What: "Turn the lab's result (rsIDs, star-allele diplotypes, HLA allele status) into a CPIC diplotype and phenotype per gene.",
 			ServiceProvides: []string{
 				"POST /pgx/check, POST /pgx/batch: variants, zygosity, diplotypes, hla and genes_tested in; the genotype call (diplotype, phenotype, activity score) out",
-				fmt.Sprintf("POST /pgx/batch_csv: a lab CSV (%s) interpreted row by row, streaming as NDJSON on request", CSVHeader),
+				fmt.Sprintf("POST /pgx/batch_csv: a lab CSV (%s) interpreted row by row, streaming as NDJSON on request", labcsv.Header),
 			},
 			Knowledge: map[string]int{"genes": len(kb.Genes), "genes_with_phenotype_method": methods, "alleles": alleles,
 				"phenotype_rules": rules, "rsids_understood": len(kb.RsIDs)},

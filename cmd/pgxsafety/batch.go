@@ -21,12 +21,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 const batchSynopsis = `batch FILE.csv [--out FILE] [--format json|ndjson] [--max-rows N]
 
-Evaluates every row of a lab CSV (header ` + pgxapi.CSVHeader + `)
+Evaluates every row of a lab CSV (header ` + labcsv.Header + `)
 offline with the same engine as POST /pgx/batch_csv, on all cores, and
 writes one result per row. FILE "-" reads standard input. A failing row
 fails alone; the exit status is 0 when the file was read to its end, even
@@ -119,9 +120,9 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	w := &batchWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}
 	counter := &countingReader{r: in, h: sha256.New()}
 	prog := newProgress(stderr, size)
-	proc := pgxapi.NewCSVProcessor(kb, pgxapi.CSVOptions{MaxRows: *maxRows})
+	proc := labcsv.NewProcessor(kb, labcsv.Options{MaxRows: *maxRows})
 	w.begin()
-	st, err := proc.Run(ctx, counter, func(c *pgxapi.CSVChunk) error {
+	st, err := proc.Run(ctx, counter, func(c *labcsv.Chunk) error {
 		if err := w.rows(c); err != nil {
 			return err
 		}
@@ -220,17 +221,17 @@ func (b *batchWriter) begin() {
 	b.w.WriteString(`,"results":[`)
 }
 
-func (b *batchWriter) rows(c *pgxapi.CSVChunk) error {
+func (b *batchWriter) rows(c *labcsv.Chunk) error {
 	for i := range c.Rows {
 		b.buf = b.buf[:0]
 		if b.ndjson {
-			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "row")
+			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], "", "row")
 			b.buf = append(b.buf, '\n')
 		} else {
 			if b.n > 0 {
 				b.buf = append(b.buf, ',')
 			}
-			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "")
+			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], "", "")
 		}
 		b.n++
 		if _, err := b.w.Write(b.buf); err != nil {
@@ -254,7 +255,7 @@ type batchSummary struct {
 	RowsFailed        int    `json:"rows_failed"`
 }
 
-func (b *batchWriter) end(st pgxapi.CSVStats, file, sum string) {
+func (b *batchWriter) end(st labcsv.Stats, file, sum string) {
 	s := batchSummary{File: file, FileSHA256: sum, RowsTotal: st.Rows, RowsSucceeded: st.Succeeded, RowsFailed: st.Failed}
 	if b.ndjson {
 		s.Kind, s.APIVersion, s.GroundingContract, s.KnowledgeVersion = "summary", pgxapi.APIVersion, engine.GroundingContract, b.kb.Version.Label
@@ -290,7 +291,7 @@ func newProgress(w io.Writer, size int64) *progress {
 	return &progress{w: w, tty: tty, size: size, start: now, last: now}
 }
 
-func (p *progress) update(c *pgxapi.CSVChunk, read int64) {
+func (p *progress) update(c *labcsv.Chunk, read int64) {
 	for i := range c.Rows {
 		r := &c.Rows[i]
 		p.rows++
@@ -347,7 +348,7 @@ func (p *progress) done() {
 	}
 }
 
-func (p *progress) summary(st pgxapi.CSVStats) {
+func (p *progress) summary(st labcsv.Stats) {
 	elapsed := batchNow().Sub(p.start)
 	rate := ""
 	if s := elapsed.Seconds(); s > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -28,7 +29,7 @@ type cliRow struct {
 	OK         bool            `json:"ok"`
 	AuditLogID string          `json:"audit_log_id"`
 	Result     json.RawMessage `json:"result"`
-	Error      *pgxapi.RowError
+	Error      *labcsv.RowError
 }
 
 type cliDoc struct {
@@ -161,7 +162,7 @@ func TestBatchCLIErrors(t *testing.T) {
 		{name: "two files", args: []string{"batch", "a.csv", "b.csv"}, wantUsage: true, wantText: "exactly one CSV file"},
 		{name: "bad format", args: []string{"batch", csvPath("lab_clean.csv"), "--format", "xml"}, wantUsage: true, wantText: "json or ndjson"},
 		{name: "missing file", args: []string{"batch", filepath.Join(dir, "nope.csv")}, wantText: "no such file"},
-		{name: "bad header", args: []string{"batch", badHeader, "--out", out}, wantText: "header: must be " + pgxapi.CSVHeader},
+		{name: "bad header", args: []string{"batch", badHeader, "--out", out}, wantText: "header: must be " + labcsv.Header},
 		{name: "too many rows", args: []string{"batch", csvPath("lab_clean.csv"), "--max-rows", "3", "--out", out}, wantText: "more than 3 data rows"},
 	}
 	for _, tc := range tests {

@@ -1,4 +1,10 @@
-package pgxapi
+// Package labcsv is the lab CSV pipeline (spec §2.6, §2.7) shared by
+// POST /pgx/batch_csv and "pgxsafety batch": a reader that splits a file
+// into records so that a malformed row fails alone, and a Processor that
+// evaluates every row with the engine on all cores and hands the results
+// back in file order, a chunk at a time. It does not audit: the service
+// layer (engine/service) audits each chunk before an adapter releases it.
+package labcsv
 
 import (
 	"bufio"
@@ -22,7 +28,7 @@ import (
 //   - encoding/csv lets a quoted field run to the end of the file when its
 //     closing quote is missing, swallowing every later row (and holding them
 //     all in memory). Here a quoted field may hold line breaks, but a record
-//     may span at most MaxCSVRecordLines lines and MaxCSVRecordBytes bytes;
+//     may span at most MaxRecordLines lines and MaxRecordBytes bytes;
 //     a quote still open after that, or at the end of the file, fails the
 //     row where it opened, and reading resumes on the line after that row's
 //     first line.
@@ -35,19 +41,19 @@ import (
 // detected through csv.Reader.InputOffset and fails the row rather than
 // misaligning the rest of the file.
 
-// CSVColumns is the required header of a lab CSV, in order (spec §2.6).
-var CSVColumns = [...]string{"drug", "variants", "state", "ethnicity", "indication", "patient_ref"}
+// Columns is the required header of a lab CSV, in order (spec §2.6).
+var Columns = [...]string{"drug", "variants", "state", "ethnicity", "indication", "patient_ref"}
 
-// CSVHeader is CSVColumns joined by commas, as a lab writes it.
-const CSVHeader = "drug,variants,state,ethnicity,indication,patient_ref"
+// Header is Columns joined by commas, as a lab writes it.
+const Header = "drug,variants,state,ethnicity,indication,patient_ref"
 
 // Record limits of the lab CSV reader.
 const (
-	// MaxCSVRecordBytes bounds one record (one row, all its lines).
-	MaxCSVRecordBytes = 64 << 10
-	// MaxCSVRecordLines bounds the physical lines one record may span
+	// MaxRecordBytes bounds one record (one row, all its lines).
+	MaxRecordBytes = 64 << 10
+	// MaxRecordLines bounds the physical lines one record may span
 	// (quoted fields may contain line breaks).
-	MaxCSVRecordLines = 32
+	MaxRecordLines = 32
 )
 
 // Row error codes (the "code" of a failed row's error).
@@ -60,7 +66,7 @@ const (
 	RowErrColumnCount = "column_count"
 	// RowErrBadQuoting: the row's quoting is malformed.
 	RowErrBadQuoting = "bad_quoting"
-	// RowErrTooLong: the row exceeds MaxCSVRecordBytes.
+	// RowErrTooLong: the row exceeds MaxRecordBytes.
 	RowErrTooLong = "record_too_long"
 	// RowErrEncoding: a field is not valid UTF-8.
 	RowErrEncoding = "invalid_encoding"
@@ -86,7 +92,7 @@ type csvRecord struct {
 }
 
 // physLine is one physical line, its terminator included. long marks a
-// line cut at MaxCSVRecordBytes (the rest was discarded).
+// line cut at MaxRecordBytes (the rest was discarded).
 type physLine struct {
 	b    []byte
 	line int
@@ -126,7 +132,7 @@ func (f *csvFeed) Read(p []byte) (int, error) {
 }
 
 func newLabCSVReader(r io.Reader) *labCSVReader {
-	lr := &labCSVReader{br: bufio.NewReaderSize(r, MaxCSVRecordBytes+1), next: 1}
+	lr := &labCSVReader{br: bufio.NewReaderSize(r, MaxRecordBytes+1), next: 1}
 	lr.resetCSV()
 	return lr
 }
@@ -160,7 +166,7 @@ func (lr *labCSVReader) start() error {
 }
 
 // readLine returns the next physical line (terminator included; the last
-// line may lack one). A line longer than MaxCSVRecordBytes is returned
+// line may lack one). A line longer than MaxRecordBytes is returned
 // truncated with long set, the rest of it discarded.
 func (lr *labCSVReader) readLine() (physLine, error) {
 	if n := len(lr.pending); n > 0 {
@@ -317,8 +323,8 @@ func (s *quoteScan) quoted(b []byte, i *int, end int) bool {
 
 // fieldName names the 0-based column i.
 func fieldName(i int) string {
-	if i >= 0 && i < len(CSVColumns) {
-		return CSVColumns[i]
+	if i >= 0 && i < len(Columns) {
+		return Columns[i]
 	}
 	return "record"
 }
@@ -351,7 +357,7 @@ func (lr *labCSVReader) record() (rec csvRecord, blank bool, err error) {
 	}
 	rec.line = first.line
 	if first.long {
-		return lr.failed(rec, RowErrTooLong, "record", fmt.Sprintf("the line is longer than %d bytes", MaxCSVRecordBytes)), false, nil
+		return lr.failed(rec, RowErrTooLong, "record", fmt.Sprintf("the line is longer than %d bytes", MaxRecordBytes)), false, nil
 	}
 	if len(bytes.TrimSpace(first.b)) == 0 {
 		return rec, true, nil
@@ -370,12 +376,12 @@ func (lr *labCSVReader) record() (rec csvRecord, blank bool, err error) {
 			return csvRecord{}, false, err
 		case l.long:
 			lr.pending = append([]physLine{l}, lr.pending...)
-			return lr.unterminated(rec, s.quoteField, fmt.Sprintf("a line longer than %d bytes follows", MaxCSVRecordBytes)), false, nil
+			return lr.unterminated(rec, s.quoteField, fmt.Sprintf("a line longer than %d bytes follows", MaxRecordBytes)), false, nil
 		}
 		lr.rec = append(lr.rec, l.b...)
 		lr.lineEnd = append(lr.lineEnd, len(lr.rec))
-		if len(lr.rec) > MaxCSVRecordBytes || len(lr.lineEnd) > MaxCSVRecordLines {
-			return lr.unterminated(rec, s.quoteField, fmt.Sprintf("it would run past %d lines or %d bytes", MaxCSVRecordLines, MaxCSVRecordBytes)), false, nil
+		if len(lr.rec) > MaxRecordBytes || len(lr.lineEnd) > MaxRecordLines {
+			return lr.unterminated(rec, s.quoteField, fmt.Sprintf("it would run past %d lines or %d bytes", MaxRecordLines, MaxRecordBytes)), false, nil
 		}
 		more = s.scan(l.b)
 		s.off = len(lr.rec)
@@ -457,23 +463,23 @@ func (lr *labCSVReader) readHeader() error {
 	case errors.Is(err, errUTF16):
 		return fileError("file", err.Error())
 	case errors.Is(err, io.EOF):
-		return fileError("file", "is empty: a header line ("+CSVHeader+") and at least one data row are required")
+		return fileError("file", "is empty: a header line ("+Header+") and at least one data row are required")
 	case err != nil:
 		return err
 	}
 	if rec.err != nil {
-		return fileError("header", fmt.Sprintf("must be %s; line %d: %s", CSVHeader, rec.line, rec.err.Detail))
+		return fileError("header", fmt.Sprintf("must be %s; line %d: %s", Header, rec.line, rec.err.Detail))
 	}
-	ok := len(rec.fields) == len(CSVColumns)
-	for i := 0; ok && i < len(CSVColumns); i++ {
-		ok = strings.EqualFold(rec.fields[i], CSVColumns[i])
+	ok := len(rec.fields) == len(Columns)
+	for i := 0; ok && i < len(Columns); i++ {
+		ok = strings.EqualFold(rec.fields[i], Columns[i])
 	}
 	if !ok {
 		got := strings.Join(rec.fields, ",")
 		if len(got) > 200 || !utf8.ValidString(got) {
 			got = strings.ToValidUTF8(got[:min(len(got), 200)], "\uFFFD") + "…"
 		}
-		return fileError("header", fmt.Sprintf("must be %s (in this order; case and surrounding spaces are ignored); line %d is %q", CSVHeader, rec.line, got))
+		return fileError("header", fmt.Sprintf("must be %s (in this order; case and surrounding spaces are ignored); line %d is %q", Header, rec.line, got))
 	}
 	return nil
 }

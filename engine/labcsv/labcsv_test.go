@@ -1,4 +1,4 @@
-package pgxapi
+package labcsv
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func readAll(t testing.TB, data string) ([]gotRecord, error) {
 }
 
 func TestLabCSVRecords(t *testing.T) {
-	long := strings.Repeat("x", MaxCSVRecordBytes+10)
+	long := strings.Repeat("x", MaxRecordBytes+10)
 	tests := []struct {
 		name string
 		in   string
@@ -80,8 +80,8 @@ func TestLabCSVRecords(t *testing.T) {
 		{name: "unterminated quote closed by a later quote fails alone", in: "a,b,c,d,\"ACS,r1\nx,,s,,\"PCI, stent\",r2\ny,z\n",
 			want: []gotRecord{{Line: 1, Code: RowErrBadQuoting, Field: "indication"},
 				{Line: 2, Fields: []string{"x", "", "s", "", "PCI, stent", "r2"}}, {Line: 3, Fields: []string{"y", "z"}}}},
-		{name: "unterminated quote limited to the record line cap", in: "a,\"open\n" + strings.Repeat("r,s\n", MaxCSVRecordLines+2),
-			want: append([]gotRecord{{Line: 1, Code: RowErrBadQuoting, Field: "variants"}}, repeatRecords(2, MaxCSVRecordLines+2, "r", "s")...)},
+		{name: "unterminated quote limited to the record line cap", in: "a,\"open\n" + strings.Repeat("r,s\n", MaxRecordLines+2),
+			want: append([]gotRecord{{Line: 1, Code: RowErrBadQuoting, Field: "variants"}}, repeatRecords(2, MaxRecordLines+2, "r", "s")...)},
 		{name: "line too long", in: "a,b\n" + long + "\nc,d\n",
 			want: []gotRecord{{Line: 1, Fields: []string{"a", "b"}}, {Line: 2, Code: RowErrTooLong, Field: "record"}, {Line: 3, Fields: []string{"c", "d"}}}},
 		{name: "long line inside an open quote", in: "a,\"open\n" + long + "\nc,d\n",
@@ -116,17 +116,17 @@ func TestLabCSVHeader(t *testing.T) {
 		wantField  string // "" means accepted
 		wantReason string
 	}{
-		{name: "exact", in: CSVHeader + "\n"},
+		{name: "exact", in: Header + "\n"},
 		{name: "case, spaces, BOM, CRLF", in: "\xEF\xBB\xBF Drug ,VARIANTS, state,Ethnicity , INDICATION,Patient_Ref\r\n"},
 		{name: "quoted names", in: `"drug","variants","state","ethnicity","indication","patient_ref"` + "\n"},
 		{name: "empty file", in: "", wantField: "file", wantReason: "is empty"},
 		{name: "blank lines only", in: "\n\r\n  \n", wantField: "file", wantReason: "is empty"},
-		{name: "wrong order", in: "variants,drug,state,ethnicity,indication,patient_ref\n", wantField: "header", wantReason: CSVHeader},
-		{name: "missing column", in: "drug,variants,state,ethnicity,indication\n", wantField: "header", wantReason: CSVHeader},
-		{name: "extra column", in: CSVHeader + ",dose\n", wantField: "header", wantReason: CSVHeader},
-		{name: "semicolon separated", in: "drug;variants;state;ethnicity;indication;patient_ref\n", wantField: "header", wantReason: CSVHeader},
+		{name: "wrong order", in: "variants,drug,state,ethnicity,indication,patient_ref\n", wantField: "header", wantReason: Header},
+		{name: "missing column", in: "drug,variants,state,ethnicity,indication\n", wantField: "header", wantReason: Header},
+		{name: "extra column", in: Header + ",dose\n", wantField: "header", wantReason: Header},
+		{name: "semicolon separated", in: "drug;variants;state;ethnicity;indication;patient_ref\n", wantField: "header", wantReason: Header},
 		{name: "UTF-16", in: "\xFF\xFEd\x00r\x00", wantField: "file", wantReason: "UTF-16"},
-		{name: "bad quoting", in: "drug,\"variants,state\n", wantField: "header", wantReason: CSVHeader},
+		{name: "bad quoting", in: "drug,\"variants,state\n", wantField: "header", wantReason: Header},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,7 +200,7 @@ func checkAgainstEncodingCSV(t *testing.T, data []byte) {
 		}
 	}
 	if bytes.HasPrefix(data, []byte("\xFF\xFE")) || bytes.HasPrefix(data, []byte("\xFE\xFF")) ||
-		len(data) >= MaxCSVRecordBytes || bytes.Count(data, []byte("\n")) >= MaxCSVRecordLines {
+		len(data) >= MaxRecordBytes || bytes.Count(data, []byte("\n")) >= MaxRecordLines {
 		return
 	}
 	want, ok := encodingCSV(data)
@@ -235,7 +235,7 @@ func TestLabCSVMatchesEncodingCSV(t *testing.T) {
 // testdataCSVs returns the lab CSVs under testdata/csv.
 func testdataCSVs(t testing.TB) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "csv", "*.csv"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "csv", "*.csv"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no testdata CSVs: %v", err)
 	}
@@ -260,11 +260,11 @@ func FuzzLabCSV(f *testing.F) {
 		f.Add(b)
 	}
 	for _, s := range []string{
-		CSVHeader + "\nclopidogrel,rs4244285,Tamil Nadu,,\"ACS, PCI\",r1\n",
-		CSVHeader + "\n\"unterminated,x\nwarfarin,,,,,r2\n",
-		CSVHeader + "\r\n,,,,,\r\nx,y\r\n",
-		"\xEF\xBB\xBF" + CSVHeader + "\ncodeine,RS3892097;;rs1065852 ,Bihar,,pain,\"r\"\"3\"\n",
-		CSVHeader + "\nclopidogrel,rs4244285,Tamil Nadu,,5\" stent,r4\n",
+		Header + "\nclopidogrel,rs4244285,Tamil Nadu,,\"ACS, PCI\",r1\n",
+		Header + "\n\"unterminated,x\nwarfarin,,,,,r2\n",
+		Header + "\r\n,,,,,\r\nx,y\r\n",
+		"\xEF\xBB\xBF" + Header + "\ncodeine,RS3892097;;rs1065852 ,Bihar,,pain,\"r\"\"3\"\n",
+		Header + "\nclopidogrel,rs4244285,Tamil Nadu,,5\" stent,r4\n",
 		"\xFF\xFE",
 	} {
 		f.Add([]byte(s))
@@ -273,12 +273,12 @@ func FuzzLabCSV(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	proc := NewCSVProcessor(kb, CSVOptions{Workers: 2, ChunkRows: 7, MaxRows: 500})
+	proc := NewProcessor(kb, Options{Workers: 2, ChunkRows: 7, MaxRows: 500})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstEncodingCSV(t, data)
 		next := 1
 		var succeeded, failed int
-		st, err := proc.Run(context.Background(), bytes.NewReader(data), func(c *CSVChunk) error {
+		st, err := proc.Run(context.Background(), bytes.NewReader(data), func(c *Chunk) error {
 			for _, r := range c.Rows {
 				if r.Row != next {
 					t.Fatalf("row %d emitted where %d was expected", r.Row, next)

@@ -1,4 +1,4 @@
-package pgxapi
+package labcsv
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // number of rows: at most a few chunks are in flight, and the result cache
 // has a fixed byte budget.
 
-// Defaults of a CSVProcessor.
+// Defaults of a Processor.
 const (
 	// DefaultChunkRows is the number of rows per chunk. A chunk is the unit
 	// of audit (one entry per chunk) and of release (NDJSON lines are
@@ -37,11 +37,11 @@ const (
 	DefaultResultCacheBytes = 16 << 20
 )
 
-// MaxCSVDrugBytes bounds the drug column of a row.
-const MaxCSVDrugBytes = engine.MaxDrugNameBytes
+// MaxDrugBytes bounds the drug column of a row.
+const MaxDrugBytes = engine.MaxDrugNameBytes
 
-// CSVOptions configures a CSVProcessor.
-type CSVOptions struct {
+// Options configures a Processor.
+type Options struct {
 	// MaxRows is the largest number of data rows accepted; 0 means no
 	// limit. More rows end the run with a *RowLimitError.
 	MaxRows int
@@ -54,15 +54,15 @@ type CSVOptions struct {
 	CacheBytes int
 }
 
-// CSVProcessor evaluates lab CSV files. It is safe for concurrent use;
+// Processor evaluates lab CSV files. It is safe for concurrent use;
 // each Run has its own cache.
-type CSVProcessor struct {
+type Processor struct {
 	kb   *engine.Knowledge
-	opts CSVOptions
+	opts Options
 }
 
-// NewCSVProcessor returns a processor evaluating against kb.
-func NewCSVProcessor(kb *engine.Knowledge, opts CSVOptions) *CSVProcessor {
+// NewProcessor returns a processor evaluating against kb.
+func NewProcessor(kb *engine.Knowledge, opts Options) *Processor {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -72,7 +72,7 @@ func NewCSVProcessor(kb *engine.Knowledge, opts CSVOptions) *CSVProcessor {
 	if opts.CacheBytes == 0 {
 		opts.CacheBytes = DefaultResultCacheBytes
 	}
-	return &CSVProcessor{kb: kb, opts: opts}
+	return &Processor{kb: kb, opts: opts}
 }
 
 // RowLimitError ends a run whose file has more than the allowed number of
@@ -84,8 +84,8 @@ func (e *RowLimitError) Error() string {
 	return fmt.Sprintf("the file has more than %d data rows (the limit)", e.Limit)
 }
 
-// CSVRowInput is the parsed input of one row.
-type CSVRowInput struct {
+// RowInput is the parsed input of one row.
+type RowInput struct {
 	Drug       string `json:"drug"`
 	Variants   string `json:"variants"`
 	State      string `json:"state"`
@@ -94,14 +94,14 @@ type CSVRowInput struct {
 	PatientRef string `json:"patient_ref"`
 }
 
-// CSVRow is the outcome of one data row.
-type CSVRow struct {
+// Row is the outcome of one data row.
+type Row struct {
 	// Row is the 1-based data row number (blank lines and the header are
 	// not counted); Line is the physical line on which the row starts.
 	Row  int
 	Line int
 	// Input is nil when the record could not be split into fields.
-	Input *CSVRowInput
+	Input *RowInput
 	OK    bool
 	// Result is the compact JSON of the row's engine.Result (read only; it
 	// may be shared with other rows). ResultDigest is "sha256:" and the
@@ -114,18 +114,18 @@ type CSVRow struct {
 
 // PatientRef returns the row's patient_ref, or "" when the row could not
 // be split into fields.
-func (r *CSVRow) PatientRef() string {
+func (r *Row) PatientRef() string {
 	if r.Input == nil {
 		return ""
 	}
 	return r.Input.PatientRef
 }
 
-// CSVChunk is a run of consecutive rows, in file order.
-type CSVChunk struct {
+// Chunk is a run of consecutive rows, in file order.
+type Chunk struct {
 	// Index counts chunks from 0.
 	Index int
-	Rows  []CSVRow
+	Rows  []Row
 
 	records []rawRecord
 	done    chan struct{}
@@ -134,13 +134,13 @@ type CSVChunk struct {
 // rawRecord is a record as the reader hands it to a worker.
 type rawRecord struct {
 	row, line int
-	fields    [len(CSVColumns)]string
+	fields    [len(Columns)]string
 	nfields   int
 	err       *RowError
 }
 
-// CSVStats counts the rows of a run.
-type CSVStats struct {
+// Stats counts the rows of a run.
+type Stats struct {
 	Rows      int
 	Succeeded int
 	Failed    int
@@ -160,8 +160,8 @@ type CSVStats struct {
 // cases after the chunks read before it were emitted; an error of emit
 // stops the run and is returned as it is; a cancelled ctx is returned
 // wrapped.
-func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk) error) (CSVStats, error) {
-	var stats CSVStats
+func (p *Processor) Run(ctx context.Context, r io.Reader, emit func(*Chunk) error) (Stats, error) {
+	var stats Stats
 	lr := newLabCSVReader(r)
 	if err := lr.readHeader(); err != nil {
 		return stats, err
@@ -180,8 +180,8 @@ func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cache := newResultCache(p.opts.CacheBytes)
-	work := make(chan *CSVChunk, p.opts.Workers)
-	order := make(chan *CSVChunk, p.opts.Workers+1)
+	work := make(chan *Chunk, p.opts.Workers)
+	order := make(chan *Chunk, p.opts.Workers+1)
 	var (
 		wg      sync.WaitGroup
 		readErr error
@@ -226,7 +226,7 @@ func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk
 			defer wg.Done()
 			ev := newRowEvaluator(p.kb, cache)
 			for c := range work {
-				c.Rows = make([]CSVRow, len(c.records))
+				c.Rows = make([]Row, len(c.records))
 				for i := range c.records {
 					if ctx.Err() != nil {
 						break
@@ -284,8 +284,8 @@ func (p *CSVProcessor) Run(ctx context.Context, r io.Reader, emit func(*CSVChunk
 
 // readChunk reads up to ChunkRows data records. rowsBefore is the number of
 // data rows already read.
-func (p *CSVProcessor) readChunk(lr *labCSVReader, index, rowsBefore int) (*CSVChunk, error) {
-	c := &CSVChunk{Index: index, done: make(chan struct{})}
+func (p *Processor) readChunk(lr *labCSVReader, index, rowsBefore int) (*Chunk, error) {
+	c := &Chunk{Index: index, done: make(chan struct{})}
 	for len(c.records) < p.opts.ChunkRows {
 		rec, err := lr.nextRecord()
 		if errors.Is(err, io.EOF) {
@@ -333,23 +333,23 @@ type cachedResult struct {
 	err      *RowError
 }
 
-func (ev *rowEvaluator) evaluate(raw *rawRecord, out *CSVRow) {
+func (ev *rowEvaluator) evaluate(raw *rawRecord, out *Row) {
 	out.Row, out.Line = raw.row, raw.line
 	if raw.err != nil {
 		out.Error = raw.err
 		return
 	}
 	f := raw.fields
-	if raw.nfields != len(CSVColumns) {
+	if raw.nfields != len(Columns) {
 		// The fields cannot be told apart, so none is echoed (not even
 		// patient_ref): Row and Line identify the row.
-		detail := fmt.Sprintf("the row has %d fields; %d are required (%s)", raw.nfields, len(CSVColumns), CSVHeader)
+		detail := fmt.Sprintf("the row has %d fields; %d are required (%s)", raw.nfields, len(Columns), Header)
 		field := "record"
-		if raw.nfields < len(CSVColumns) {
-			field = CSVColumns[raw.nfields]
+		if raw.nfields < len(Columns) {
+			field = Columns[raw.nfields]
 			detail += "; " + field + " is missing"
 		}
-		if raw.nfields > len(CSVColumns) {
+		if raw.nfields > len(Columns) {
 			detail += "; an unquoted comma inside a value (indication?) splits it: quote that value"
 		}
 		out.Error = &RowError{Code: RowErrColumnCount, Field: field, Detail: detail}
@@ -358,19 +358,19 @@ func (ev *rowEvaluator) evaluate(raw *rawRecord, out *CSVRow) {
 	for i, v := range f {
 		if !utf8.ValidString(v) {
 			// Not echoed: the row is not text.
-			out.Error = &RowError{Code: RowErrEncoding, Field: CSVColumns[i], Detail: "the value is not valid UTF-8 text; save the file as UTF-8"}
+			out.Error = &RowError{Code: RowErrEncoding, Field: Columns[i], Detail: "the value is not valid UTF-8 text; save the file as UTF-8"}
 			return
 		}
 	}
-	out.Input = &CSVRowInput{Drug: f[0], Variants: f[1], State: f[2], Ethnicity: f[3], Indication: f[4], PatientRef: f[5]}
+	out.Input = &RowInput{Drug: f[0], Variants: f[1], State: f[2], Ethnicity: f[3], Indication: f[4], PatientRef: f[5]}
 	if f[0] == "" {
 		out.Error = &RowError{Code: RowErrMissingValue, Field: "drug", Detail: "drug is required"}
 		return
 	}
-	if len(f[0]) > MaxCSVDrugBytes {
+	if len(f[0]) > MaxDrugBytes {
 		// A name this long is not a drug, and matching it against the
 		// knowledge for "did you mean" costs time in proportion.
-		out.Error = &RowError{Code: RowErrInvalidValue, Field: "drug", Detail: fmt.Sprintf("drug must be at most %d bytes", MaxCSVDrugBytes)}
+		out.Error = &RowError{Code: RowErrInvalidValue, Field: "drug", Detail: fmt.Sprintf("drug must be at most %d bytes", MaxDrugBytes)}
 		return
 	}
 	ev.key = appendKey(ev.key[:0], f[:5])
@@ -386,7 +386,7 @@ func (ev *rowEvaluator) evaluate(raw *rawRecord, out *CSVRow) {
 }
 
 // compute evaluates one row input that is not cached.
-func (ev *rowEvaluator) compute(f [len(CSVColumns)]string) *cachedResult {
+func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 	req := engine.Request{
 		Drug:       f[0],
 		Variants:   splitVariants(f[1]),
@@ -524,7 +524,7 @@ func (c *resultCache) put(key []byte, r *cachedResult) {
 // patient_ref, ok, audit_log_id (when auditID is not empty) and either
 // result or error. kind, when not empty, is written first as "kind" (the
 // NDJSON line type).
-func AppendRowJSON(dst []byte, r *CSVRow, auditID, kind string) []byte {
+func AppendRowJSON(dst []byte, r *Row, auditID, kind string) []byte {
 	dst = append(dst, '{')
 	if kind != "" {
 		dst = append(dst, `"kind":`...)
