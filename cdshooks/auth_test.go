@@ -20,7 +20,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 )
 
 const selectPath = "/cds-services/pgx-order-select"
@@ -189,7 +189,7 @@ func TestLoadClients(t *testing.T) {
 // TestConfigRefusals: clients without a public URL, and the development
 // switch on a non-loopback address, refuse to start.
 func TestConfigRefusals(t *testing.T) {
-	svc := engine.NewService(kb, failingAppender{}, fixedClock)
+	svc := service.New(kb, failingAppender{}, fixedClock)
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(clients, []byte(`[{"iss":"a","jwks_file":"/x"}]`), 0o600)

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -117,7 +117,7 @@ func BenchmarkOrderSignVsCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	svc := engine.NewService(kb, store, time.Now)
+	svc := service.New(kb, store, time.Now)
 	clients, _ := json.Marshal([]cdshooks.TrustedClient{{Iss: specIssuer, JWKSFile: filepath.Join(testdataCD, "spec", "spec-2.0.1_jwks-public.json")}})
 	clientsFile := filepath.Join(dir, "clients.json")
 	_ = os.WriteFile(clientsFile, clients, 0o600)

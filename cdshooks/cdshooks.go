@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -116,7 +117,7 @@ func ConfigFromEnv(listenAddr, dataDir, databaseURL string) (Config, error) {
 // NewFromEnv builds the CDS surface from the environment (ConfigFromEnv)
 // and the serve configuration: listen address, data directory and the
 // audit log's database URL.
-func NewFromEnv(ctx context.Context, svc *engine.Service, listenAddr, dataDir, databaseURL string, log *zap.Logger) (*Server, error) {
+func NewFromEnv(ctx context.Context, svc *service.Service, listenAddr, dataDir, databaseURL string, log *zap.Logger) (*Server, error) {
 	cfg, err := ConfigFromEnv(listenAddr, dataDir, databaseURL)
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func NewFromEnv(ctx context.Context, svc *engine.Service, listenAddr, dataDir, d
 
 // Server serves the CDS Hooks endpoints.
 type Server struct {
-	svc      *engine.Service
+	svc      *service.Service
 	kb       *engine.Knowledge
 	parser   *fhir.Parser
 	mapper   *fhir.Mapper
@@ -136,14 +137,14 @@ type Server struct {
 	auth     *Authenticator
 	feedback FeedbackStore
 	redis    *redis.Client
-	services map[string]service
+	services map[string]cdsService
 	disco    Discovery
 }
 
 // New builds the CDS surface over svc. It refuses a configuration that
 // would serve hook calls unauthenticated outside the development switch's
 // limits.
-func New(ctx context.Context, svc *engine.Service, cfg Config, log *zap.Logger) (*Server, error) {
+func New(ctx context.Context, svc *service.Service, cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}

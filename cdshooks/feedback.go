@@ -9,7 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -18,13 +18,6 @@ const (
 	OutcomeAccepted   = "accepted"
 	OutcomeOverridden = "overridden"
 )
-
-// feedbackRecord is the audited request of a feedback post.
-type feedbackRecord struct {
-	Service  string         `json:"service"`
-	Feedback []feedbackItem `json:"feedback"`
-	Keys     []string       `json:"keys"`
-}
 
 // feedbackPost stores the outcomes of cards (CDS Hooks 2.0 Feedback):
 // each item is stored once, keyed by card uuid, outcome and outcome time;
@@ -50,7 +43,7 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 	principal := caller.principal()
 	now := s.svc.Now()
 	recs := make([]FeedbackRecord, len(in.Feedback))
-	rec := feedbackRecord{Service: id, Feedback: in.Feedback}
+	rec := service.FeedbackRecord{Service: id, Feedback: make([]json.RawMessage, len(in.Feedback))}
 	for i, f := range in.Feedback {
 		item, err := json.Marshal(f)
 		if err != nil {
@@ -59,24 +52,19 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 		key := FeedbackKey(f.Card, f.Outcome, times[i])
 		recs[i] = FeedbackRecord{Key: key, Service: id, Card: f.Card, Outcome: f.Outcome, OutcomeTimestamp: times[i],
 			Item: item, Issuer: principal.Issuer, ReceivedAt: now}
+		rec.Feedback[i] = item
 		rec.Keys = append(rec.Keys, key)
 	}
 	ctx := r.Context()
-	var out FeedbackResponse
-	call := engine.Call{Principal: principal, Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
-	_, _, err = s.feedback.Store(ctx, recs, func(stored, dup int) error {
-		resp := FeedbackResponse{Stored: stored, Duplicates: dup}
-		entry, err := s.svc.Record(ctx, call, rec, resp)
-		if err != nil {
-			return err
-		}
-		resp.AuditLogID = entry.ID
-		out = resp
-		return nil
+	call := service.Call{Principal: principal, Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
+	res, err := s.svc.Feedback(ctx, call, rec, func(commit func(stored, duplicates int) error) error {
+		_, _, err := s.feedback.Store(ctx, recs, commit)
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	out := FeedbackResponse{Stored: res.Result.Stored, Duplicates: res.Result.Duplicates, AuditLogID: res.AuditID}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -115,7 +116,7 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 			t.Fatal(err)
 		}
 	}
-	svc := engine.NewService(kb, app, fixedClock)
+	svc := service.New(kb, app, fixedClock)
 	srv, err := cdshooks.New(context.Background(), svc, cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -83,30 +84,34 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, rec := s.evaluate(ctx, call, data)
-	if call.hook == HookOrderSign && len(call.shownCards) > 0 {
-		kept := out.Cards[:0]
-		for _, c := range out.Cards {
-			if call.shownCards[c.UUID] {
-				rec.Suppressed = append(rec.Suppressed, c.UUID)
-				continue
+	auditCall := service.Call{Principal: caller.principal(), Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
+	var rec *callRecord
+	answer, err := service.EvaluateHook(ctx, s.svc, auditCall, func(chk *service.HookChecker) (service.HookRecord, Response, error) {
+		var out Response
+		out, rec = s.evaluate(ctx, call, data, chk)
+		if call.hook == HookOrderSign && len(call.shownCards) > 0 {
+			kept := out.Cards[:0]
+			for _, c := range out.Cards {
+				if call.shownCards[c.UUID] {
+					rec.Suppressed = append(rec.Suppressed, c.UUID)
+					continue
+				}
+				kept = append(kept, c)
 			}
-			kept = append(kept, c)
+			out.Cards = kept
 		}
-		out.Cards = kept
-	}
-	if out.Cards == nil {
-		out.Cards = []Card{}
-	}
-	auditCall := engine.Call{Principal: caller.principal(), Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
-	entry, err := s.svc.Record(ctx, auditCall, rec, out)
+		if out.Cards == nil {
+			out.Cards = []Card{}
+		}
+		return rec.auditRecord(), out, nil
+	})
 	if err != nil {
 		return err
 	}
 	logIssues(httpx.Logger(ctx), rec)
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Audit-Log-ID", entry.ID)
-	return httpx.WriteJSON(w, http.StatusOK, out)
+	w.Header().Set("X-Audit-Log-ID", answer.AuditID)
+	return httpx.WriteJSON(w, http.StatusOK, answer.Result)
 }
 
 // decodeLenient decodes a JSON body with encoding/json, allowing unknown
@@ -394,31 +399,41 @@ func safeError(err error) string {
 	return "the query could not be made"
 }
 
-// Evaluation records what one drug of one order was checked with.
-type Evaluation struct {
-	Order   string         `json:"order"`
-	Drug    string         `json:"drug"`
-	Via     string         `json:"via"`
-	Request engine.Request `json:"request"`
-	Error   string         `json:"error,omitempty"`
+// callRecord is what a hook call was asked and what it was evaluated
+// with (never the FHIR access token); it becomes the call's audit record.
+type callRecord struct {
+	Hook         string
+	HookInstance string
+	Service      string
+	FHIRServer   string
+	PatientID    string
+	EncounterID  string
+	UserID       string
+	Selections   []string
+	Data         map[string]*keyData
+	Issues       []fhir.Issue
+	ShownCards   []string
+	Suppressed   []string
 }
 
-// callRecord is the audited request of a hook call: what was asked and
-// what it was evaluated with (never the FHIR access token).
-type callRecord struct {
-	Hook         string              `json:"hook"`
-	HookInstance string              `json:"hookInstance"`
-	Service      string              `json:"service"`
-	FHIRServer   string              `json:"fhirServer,omitempty"`
-	PatientID    string              `json:"patientId"`
-	EncounterID  string              `json:"encounterId,omitempty"`
-	UserID       string              `json:"userId"`
-	Selections   []string            `json:"selections,omitempty"`
-	Data         map[string]*keyData `json:"data"`
-	Evaluations  []Evaluation        `json:"evaluations"`
-	Issues       []fhir.Issue        `json:"issues,omitempty"`
-	ShownCards   []string            `json:"shown_cards,omitempty"`
-	Suppressed   []string            `json:"suppressed_cards,omitempty"`
+// auditRecord is the service layer's record of the call (the service adds
+// the evaluations).
+func (rec *callRecord) auditRecord() service.HookRecord {
+	out := service.HookRecord{
+		Hook: rec.Hook, HookInstance: rec.HookInstance, Service: rec.Service, FHIRServer: rec.FHIRServer,
+		PatientID: rec.PatientID, EncounterID: rec.EncounterID, UserID: rec.UserID, Selections: rec.Selections,
+		Data: make(map[string]service.HookData, len(rec.Data)), ShownCards: rec.ShownCards, Suppressed: rec.Suppressed,
+	}
+	for k, d := range rec.Data {
+		if d != nil {
+			out.Data[k] = service.HookData{Source: d.Source, Error: d.Error}
+		}
+	}
+	for _, is := range rec.Issues {
+		out.Issues = append(out.Issues, service.InputIssue{Ref: is.Ref, ResourceType: is.ResourceType,
+			Severity: string(is.Severity), Message: is.Message, Genomic: is.Genomic})
+	}
+	return out
 }
 
 func logIssues(log *zap.Logger, rec *callRecord) {
@@ -437,7 +452,7 @@ func logIssues(log *zap.Logger, rec *callRecord) {
 
 // evaluate reads the data, checks every drug of the orders concerned and
 // builds the cards.
-func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*keyData) (Response, *callRecord) {
+func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*keyData, chk *service.HookChecker) (Response, *callRecord) {
 	rec := &callRecord{
 		Hook: call.hook, HookInstance: call.instance, Service: call.service, FHIRServer: call.fhirServer,
 		PatientID: call.patientID, EncounterID: call.encounterID, UserID: call.userID,
@@ -531,19 +546,13 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 			if b.patient.Sex != "" || b.patient.AgeYears != nil {
 				req.Patient = &engine.Patient{Sex: b.patient.Sex, AgeYears: b.patient.AgeYears}
 			}
-			ev := Evaluation{Order: orderName(o), Drug: d.Drug, Via: d.Via, Request: req}
-			res, err := engine.Evaluate(s.kb, req)
+			res, err := chk.Check(orderName(o), d.Drug, d.Via, req)
 			if err != nil {
-				ev.Error = err.Error()
 				b.failed = append(b.failed, failedCheck{order: o, drug: d, err: err})
 			} else {
 				b.results = append(b.results, checked{order: o, drug: d, req: req, res: res})
 			}
-			rec.Evaluations = append(rec.Evaluations, ev)
 		}
-	}
-	if rec.Evaluations == nil {
-		rec.Evaluations = []Evaluation{}
 	}
 	return Response{Cards: b.build()}, rec
 }

@@ -59,7 +59,7 @@ func searchFor(key, patientID string) (resourceType string, q url.Values) {
 // context to a card.
 var requiredKeys = []string{KeyPatient, KeyGenomics}
 
-type service struct {
+type cdsService struct {
 	def ServiceDefinition
 }
 
@@ -68,7 +68,7 @@ const usageRequirements = "Send the prefetch (patient, pgxObservations, activeMe
 	"without either the service answers 412. Calls carry a JWT signed by a trusted CDS client (aud = the service URL). " +
 	"Cards follow CPIC guidelines from pgxsafety's knowledge base; they support, not replace, clinical judgement."
 
-func services() (map[string]service, Discovery) {
+func services() (map[string]cdsService, Discovery) {
 	defs := []ServiceDefinition{
 		{
 			Hook:  HookOrderSelect,
@@ -90,9 +90,9 @@ func services() (map[string]service, Discovery) {
 			UsageRequirements: usageRequirements,
 		},
 	}
-	m := map[string]service{}
+	m := map[string]cdsService{}
 	for _, d := range defs {
-		m[d.ID] = service{def: d}
+		m[d.ID] = cdsService{def: d}
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].ID < defs[j].ID })
 	return m, Discovery{Services: defs}

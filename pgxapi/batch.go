@@ -1,7 +1,6 @@
 package pgxapi
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -140,65 +140,24 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.RateLimitCost(r, (len(in.Drugs)+RowsPerRateUnit-1)/RowsPerRateUnit); err != nil {
 		return err
 	}
-	answer, err := s.reconcile(in)
-	if err != nil {
-		return err
-	}
-	call := engine.Call{
+	call := service.Call{
 		Principal: httpx.PrincipalOrAnonymous(ctx),
 		Endpoint:  BatchEndpoint,
 		RequestID: httpx.RequestID(ctx),
 	}
-	entry, err := s.svc.Record(ctx, call, in, answer)
+	list := service.MedicationList{Drugs: in.Drugs, Patient: in.EngineRequest("")}
+	answer, err := service.CheckMany(ctx, s.svc, call, list, s.answer)
 	if err != nil {
 		return err
 	}
-	out := BatchResponse{Envelope: s.envelope(call.RequestID, entry.ID, start), BatchAnswer: answer}
+	out := BatchResponse{Envelope: s.envelope(call.RequestID, answer.AuditID, start), BatchAnswer: answer.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 
-// reconcile validates the request and evaluates every drug.
-func (s *Server) reconcile(in BatchRequest) (BatchAnswer, error) {
-	if err := checkDrugCount(in.Drugs); err != nil {
-		return BatchAnswer{}, err
-	}
-	var (
-		problems []engine.FieldError
-		seen     = map[engine.FieldError]bool{}
-		results  = make([]engine.Result, len(in.Drugs))
-	)
-	add := func(fe engine.FieldError) {
-		if !seen[fe] {
-			seen[fe] = true
-			problems = append(problems, fe)
-		}
-	}
-	for i, d := range in.Drugs {
-		if strings.TrimSpace(d) == "" {
-			add(engine.FieldError{Field: fmt.Sprintf("drugs[%d]", i), Reason: "is required"})
-			continue
-		}
-		res, err := engine.Evaluate(s.kb, in.EngineRequest(d))
-		var ve *engine.ValidationError
-		switch {
-		case errors.As(err, &ve):
-			for _, fe := range ve.Fields {
-				if fe.Field == "drug" {
-					fe.Field = fmt.Sprintf("drugs[%d]", i)
-				}
-				add(fe)
-			}
-			continue
-		case err != nil:
-			return BatchAnswer{}, err
-		}
-		results[i] = res
-	}
-	if len(problems) > 0 {
-		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Field < problems[j].Field })
-		return BatchAnswer{}, &engine.ValidationError{Fields: problems}
-	}
+// answer builds the answer to a medication list from its results (one
+// per drug, in the order listed).
+func (s *Server) answer(results []engine.Result) (BatchAnswer, error) {
 	summary, citations := s.summarise(results)
 	return BatchAnswer{
 		Confidence:        lowestConfidence(results),

@@ -16,7 +16,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -24,6 +23,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -31,17 +31,10 @@ import (
 // multipart part "file"; every row is checked by the same engine as
 // /pgx/check and answered with a row result (spec §2.7). See docs/batch.md.
 //
-// Audit. Every row's advice is in the audit log, in chunk entries: one
-// entry per chunk of up to labcsv.DefaultChunkRows consecutive rows holds each
-// row's input and the SHA-256 of exactly the result bytes sent for it (or
-// its error), and a closing entry holds the file's SHA-256, the counts and
-// the ids of the chunk entries. A chunk's lines are released only after its
-// entry is durable; the summary only after the closing entry is. Per-row
-// entries would cost one durable, hash-chained append per row (the store
-// commits each append), which caps a batch at the store's commit rate; one
-// entry for the whole batch cannot be written before the first NDJSON line
-// is released without holding every result. Chunk entries give both: audit
-// before release, and memory flat in the number of rows.
+// Audit. Every row's advice is in the audit log before it is released:
+// the service layer (service.CSVBatch) writes one entry per chunk of rows
+// and a closing entry, and hands this file each chunk with its audit id.
+// The summary is released only after the closing entry is durable.
 
 // Batch CSV defaults and fixed values.
 const (
@@ -67,9 +60,6 @@ const (
 	// RowsPerRateUnit: a batch is charged one rate-limit unit (beyond the
 	// request's own) per started RowsPerRateUnit rows or drugs.
 	RowsPerRateUnit = 100
-	// auditDepth is how many chunks may wait for their audit entry while
-	// later chunks are evaluated.
-	auditDepth = 8
 	// ndjsonWriteBatch is the size at which buffered NDJSON lines are
 	// written out within a chunk.
 	ndjsonWriteBatch = 256 << 10
@@ -264,28 +254,27 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 		w:      w,
 		rc:     rc,
 		stream: stream,
-		call: engine.Call{
+		call: service.Call{
 			Principal: httpx.PrincipalOrAnonymous(ctx),
 			Endpoint:  BatchCSVEndpoint,
 			RequestID: httpx.RequestID(ctx),
 		},
-		fileName: part.FileName(),
 	}
+	format := "json"
+	if stream {
+		format = "ndjson"
+	}
+	b.batch = s.svc.NewCSVBatch(b.call, service.CSVFile{Name: part.FileName(), Format: format}, labcsv.Options{MaxRows: maxRows})
 	if !stream {
 		b.spill = &spillBuffer{limit: spillMemory}
 		defer b.spill.Close()
 	}
 	in := &uploadReader{r: part, max: maxBytes, h: sha256.New()}
-	proc := labcsv.NewProcessor(s.kb, labcsv.Options{MaxRows: maxRows})
-	b.startReleaser()
-	stats, err := proc.Run(ctx, in, b.chunk)
-	b.fileBytes, b.fileSHA256 = in.n, hex.EncodeToString(in.h.Sum(nil))
 	// Rows read before a problem (the row limit, a broken upload, a
 	// refused rate-limit charge) are still released, in order; a release
 	// failure (the audit log, the client gone) is the batch's failure.
-	if rerr := b.finishRelease(); rerr != nil {
-		err = rerr
-	}
+	stats, err := b.batch.Run(ctx, in, b.admit, b.release)
+	b.batch.SetFile(in.n, hex.EncodeToString(in.h.Sum(nil)))
 	if err != nil {
 		return b.fail(stats, batchProblem(err, maxBytes))
 	}
@@ -294,12 +283,11 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	if err := noSecondFilePart(mr, maxBytes); err != nil {
 		return b.fail(stats, err)
 	}
-	closing, err := s.svc.Record(ctx, b.call, b.closingRequest(), b.closingResponse(stats, "completed", ""))
+	closing, err := b.batch.Complete(ctx, stats)
 	if err != nil {
-		b.closed = true // no second closing entry: the store is failing
 		return b.fail(stats, err)
 	}
-	return b.finish(closing, stats, start)
+	return b.finish(closing, start)
 }
 
 // csvBatch is the state of one POST /pgx/batch_csv answer.
@@ -309,192 +297,38 @@ type csvBatch struct {
 	ctx    context.Context
 	w      http.ResponseWriter
 	rc     *http.ResponseController
-	call   engine.Call
+	call   service.Call
 	stream bool
+	batch  *service.CSVBatch
 
-	started  bool // the response has started (NDJSON)
-	closed   bool // the closing entry is written
-	chunkIDs []string
-	emitted  int // rows handed over by the processor
-	released int // rows sent (NDJSON) or buffered for sending (JSON)
-	charged  int // rate-limit units charged beyond the request's own
-	spill    *spillBuffer
-
-	// The releaser goroutine owns chunkIDs, released, buf, spill and the
-	// response writer until finishRelease returns.
-	queue        chan *auditedChunk
-	releaserDone chan struct{}
-	mu           sync.Mutex
-	broken       error // the release failure that stops all later releases
-	buf          []byte
-
-	fileName   string
-	fileBytes  int64
-	fileSHA256 string
+	started bool // the response has started (NDJSON)
+	emitted int  // rows handed over by the processor
+	charged int  // rate-limit units charged beyond the request's own
+	spill   *spillBuffer
+	buf     []byte
+	// released counts the rows sent (NDJSON) or buffered for sending
+	// (JSON).
+	released int
 }
 
-// chunkAuditRequest is the request payload of a chunk entry.
-type chunkAuditRequest struct {
-	Kind  string          `json:"kind"`
-	Chunk int             `json:"chunk"`
-	Rows  []chunkAuditRow `json:"rows"`
-}
-
-type chunkAuditRow struct {
-	Row   int              `json:"row"`
-	Line  int              `json:"line"`
-	Input *labcsv.RowInput `json:"input,omitempty"`
-}
-
-// chunkAuditResponse is the response payload of a chunk entry.
-type chunkAuditResponse struct {
-	Rows []chunkAuditOutcome `json:"rows"`
-}
-
-type chunkAuditOutcome struct {
-	Row             int              `json:"row"`
-	OK              bool             `json:"ok"`
-	ResultDigest    string           `json:"result_digest,omitempty"`
-	OverallSeverity string           `json:"overall_severity,omitempty"`
-	Error           *labcsv.RowError `json:"error,omitempty"`
-}
-
-// batchCSVAuditRequest is the request payload of the closing entry.
-type batchCSVAuditRequest struct {
-	Kind       string `json:"kind"`
-	FileName   string `json:"file_name,omitempty"`
-	FileBytes  int64  `json:"file_bytes"`
-	FileSHA256 string `json:"file_sha256"`
-	Format     string `json:"format"`
-}
-
-// batchCSVAuditResponse is the response payload of the closing entry.
-type batchCSVAuditResponse struct {
-	Outcome       string   `json:"outcome"`
-	Reason        string   `json:"reason,omitempty"`
-	RowsTotal     int      `json:"rows_total"`
-	RowsSucceeded int      `json:"rows_succeeded"`
-	RowsFailed    int      `json:"rows_failed"`
-	RowsReleased  int      `json:"rows_released"`
-	ChunkEntries  []string `json:"chunk_entries"`
-}
-
-func (b *csvBatch) closingRequest() batchCSVAuditRequest {
-	format := "json"
-	if b.stream {
-		format = "ndjson"
-	}
-	return batchCSVAuditRequest{Kind: "batch_csv", FileName: b.fileName, FileBytes: b.fileBytes, FileSHA256: b.fileSHA256, Format: format}
-}
-
-func (b *csvBatch) closingResponse(st labcsv.Stats, outcome, reason string) batchCSVAuditResponse {
-	ids := b.chunkIDs
-	if ids == nil {
-		ids = []string{}
-	}
-	return batchCSVAuditResponse{Outcome: outcome, Reason: reason, RowsTotal: st.Rows, RowsSucceeded: st.Succeeded,
-		RowsFailed: st.Failed, RowsReleased: b.released, ChunkEntries: ids}
-}
-
-// chunk audits one chunk and then releases its rows: NDJSON lines are
-// written and flushed; JSON rows go to the spill buffer.
-func (b *csvBatch) chunk(c *labcsv.Chunk) error {
-	// One rate-limit unit per started 100 rows, charged before the rows
-	// are audited and released.
-	if units := (b.emitted+len(c.Rows)+RowsPerRateUnit-1)/RowsPerRateUnit - b.charged; units > 0 {
+// admit charges one rate-limit unit per started 100 rows, before the rows
+// are audited and released.
+func (b *csvBatch) admit(rows int) error {
+	if units := (b.emitted+rows+RowsPerRateUnit-1)/RowsPerRateUnit - b.charged; units > 0 {
 		if err := httpx.RateLimitCost(b.r, units); err != nil {
 			return err
 		}
 		b.charged += units
 	}
-	b.emitted += len(c.Rows)
-	rows := make([]chunkAuditRow, len(c.Rows))
-	outcomes := make([]chunkAuditOutcome, len(c.Rows))
-	for i := range c.Rows {
-		row := &c.Rows[i]
-		rows[i] = chunkAuditRow{Row: row.Row, Line: row.Line, Input: row.Input}
-		outcomes[i] = chunkAuditOutcome{Row: row.Row, OK: row.OK,
-			ResultDigest: row.ResultDigest, OverallSeverity: row.OverallSeverity, Error: row.Error}
-	}
-	// The chunk's entry is appended in the background so that the entries
-	// of consecutive chunks share the store's group commits; the releaser
-	// sends the rows in order, each chunk only once its own entry is
-	// durable. At most auditDepth chunks wait (backpressure).
-	if err := b.failure(); err != nil {
-		return err
-	}
-	p := &auditedChunk{c: c, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.entry, p.err = b.s.svc.Record(b.ctx, b.call,
-			chunkAuditRequest{Kind: "batch_csv.chunk", Chunk: c.Index, Rows: rows},
-			chunkAuditResponse{Rows: outcomes})
-	}()
-	select {
-	case b.queue <- p:
-		return nil
-	case <-b.ctx.Done():
-		<-p.done
-		return b.ctx.Err()
-	}
-}
-
-// auditedChunk is a chunk whose audit entry is being appended.
-type auditedChunk struct {
-	c     *labcsv.Chunk
-	done  chan struct{}
-	entry audit.Entry
-	err   error
-}
-
-// failure returns the release failure that stops the batch, if any.
-func (b *csvBatch) failure() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.broken
-}
-
-// startReleaser starts the goroutine that releases the audited chunks in
-// order; finishRelease closes the queue and waits for it.
-func (b *csvBatch) startReleaser() {
-	b.queue = make(chan *auditedChunk, auditDepth)
-	b.releaserDone = make(chan struct{})
-	go func() {
-		defer close(b.releaserDone)
-		for p := range b.queue {
-			<-p.done
-			if err := b.failure(); err != nil {
-				// Written but not released: the closing entry names it.
-				if p.err == nil {
-					b.chunkIDs = append(b.chunkIDs, p.entry.ID)
-				}
-				continue
-			}
-			if err := b.release(p); err != nil {
-				b.mu.Lock()
-				b.broken = err
-				b.mu.Unlock()
-			}
-		}
-	}()
-}
-
-func (b *csvBatch) finishRelease() error {
-	close(b.queue)
-	<-b.releaserDone
-	return b.failure()
+	b.emitted += rows
+	return nil
 }
 
 // release releases one audited chunk: NDJSON lines are written and
 // flushed, JSON rows go to the spill buffer.
-func (b *csvBatch) release(p *auditedChunk) error {
-	if p.err != nil {
-		return p.err
-	}
-	b.chunkIDs = append(b.chunkIDs, p.entry.ID)
-	c := p.c
+func (b *csvBatch) release(c *labcsv.Chunk, auditID string) error {
 	if b.stream {
-		if err := b.writeLines(c, p.entry.ID); err != nil {
+		if err := b.writeLines(c, auditID); err != nil {
 			return err
 		}
 	} else {
@@ -504,7 +338,7 @@ func (b *csvBatch) release(p *auditedChunk) error {
 			} else {
 				b.buf = b.buf[:0]
 			}
-			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], p.entry.ID, "")
+			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], auditID, "")
 			if _, err := b.spill.Write(b.buf); err != nil {
 				return fmt.Errorf("batch_csv: buffer results: %w", err)
 			}
@@ -571,11 +405,12 @@ type batchEnvelope struct {
 	RowsFailed        int    `json:"rows_failed"`
 }
 
-func (b *csvBatch) finish(closing audit.Entry, st labcsv.Stats, start time.Time) error {
+func (b *csvBatch) finish(closing service.Audited[labcsv.Stats], start time.Time) error {
+	st := closing.Result
 	env := batchEnvelope{
 		APIVersion:        APIVersion,
 		RequestID:         b.call.RequestID,
-		AuditLogID:        closing.ID,
+		AuditLogID:        closing.AuditID,
 		Timestamp:         b.s.svc.Now().UTC().Format(TimestampFormat),
 		LatencyMs:         time.Since(start).Milliseconds(),
 		GroundingContract: engine.GroundingContract,
@@ -677,12 +512,7 @@ func (b *csvBatch) fail(st labcsv.Stats, err error) error {
 // entries exist (so the log says their rows were not all released). It is
 // best effort: the failure being reported may be the audit log itself.
 func (b *csvBatch) recordAbort(st labcsv.Stats, reason string) {
-	if b.closed || len(b.chunkIDs) == 0 {
-		return
-	}
-	b.closed = true
-	ctx := context.WithoutCancel(b.ctx)
-	if _, err := b.s.svc.Record(ctx, b.call, b.closingRequest(), b.closingResponse(st, "aborted", reason)); err != nil {
+	if err := b.batch.Abort(b.ctx, st, reason); err != nil {
 		httpx.Logger(b.ctx).Warn("batch_csv: closing entry of an aborted batch not written", zap.Error(err))
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/internal/labcsvgen"
@@ -38,7 +39,7 @@ func newServerCfg(t *testing.T, cfg pgxapi.Config) testServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := engine.NewService(kb, store, fixedClock)
+	svc := service.New(kb, store, fixedClock)
 	srv := pgxapi.New(svc, store, zap.NewNop(), cfg)
 	r := httpx.NewRouter()
 	srv.Register(r)

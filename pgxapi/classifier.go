@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -87,7 +88,7 @@ type ClassifierMetadata struct {
 
 // classifierAPI serves /classifier_v2.
 type classifierAPI struct {
-	svc    *engine.Service
+	svc    *service.Service
 	cls    *classify.Classifier
 	router *mux.Router
 
@@ -101,7 +102,7 @@ type classifierAPI struct {
 // knowledge holds no usable classifier data (which validation prevents),
 // every endpoint answers 503 and the cause is logged.
 func (s *Server) registerClassifier(r *mux.Router) {
-	cls, err := classify.New(s.kb)
+	cls, err := s.svc.Classifier()
 	var h classifierHandlers = &unavailableClassifier{}
 	if err != nil {
 		s.log.Error("classifier unavailable", zap.Error(err))
@@ -126,7 +127,7 @@ type classifierHandlers interface {
 	version(w http.ResponseWriter, r *http.Request) error
 }
 
-func newClassifierAPI(svc *engine.Service, cls *classify.Classifier, r *mux.Router) *classifierAPI {
+func newClassifierAPI(svc *service.Service, cls *classify.Classifier, r *mux.Router) *classifierAPI {
 	a := &classifierAPI{svc: svc, cls: cls, router: r}
 	a.demoCases = buildDemoCases(cls)
 	a.substrate = buildSubstrate(cls)
@@ -141,35 +142,18 @@ func (a *classifierAPI) classify(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(w, r, &in, ClassifyBodyLimit); err != nil {
 		return err
 	}
-	req := classify.Request(in)
-	res, err := a.cls.Classify(req)
-	if err != nil {
-		return err
-	}
-	call := engine.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: ClassifyEndpoint, RequestID: httpx.RequestID(ctx)}
-	entry, err := a.svc.Record(ctx, call, req, res)
+	call := service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: ClassifyEndpoint, RequestID: httpx.RequestID(ctx)}
+	res, err := a.svc.Classify(ctx, call, classify.Request(in))
 	if err != nil {
 		return err
 	}
 	out := ClassifyResponse{
-		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: entry.ID,
+		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: res.AuditID,
 		Timestamp: a.svc.Now().UTC().Format(TimestampFormat), LatencyMs: time.Since(start).Milliseconds(),
-		Result: res,
+		Result: res.Result,
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
-}
-
-// demoAudit is the audited request of a demo call.
-type demoAudit struct {
-	CaseName string           `json:"case_name"`
-	Request  classify.Request `json:"request"`
-}
-
-// demoAuditResponse is the audited answer of a demo call.
-type demoAuditResponse struct {
-	DemoCase engine.DemoCase `json:"demo_case"`
-	classify.Result
 }
 
 func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
@@ -187,20 +171,15 @@ func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
 			Detail: fmt.Sprintf("unknown demonstration case %q; valid case names: %s", name, strings.Join(ids, ", ")),
 		}
 	}
-	req := classify.DemoRequest(d)
-	res, err := a.cls.Classify(req)
-	if err != nil {
-		return fmt.Errorf("demo case %s: %w", d.ID, err) // curated cases always classify; a failure is internal
-	}
-	call := engine.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: DemoEndpoint, RequestID: httpx.RequestID(ctx)}
-	entry, err := a.svc.Record(ctx, call, demoAudit{CaseName: d.ID, Request: req}, demoAuditResponse{DemoCase: d, Result: res})
+	call := service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: DemoEndpoint, RequestID: httpx.RequestID(ctx)}
+	res, err := a.svc.Demo(ctx, call, d)
 	if err != nil {
 		return err
 	}
 	out := DemoResponse{
-		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: entry.ID,
+		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: res.AuditID,
 		Timestamp: a.svc.Now().UTC().Format(TimestampFormat), LatencyMs: time.Since(start).Milliseconds(),
-		DemoCase: d, Result: res,
+		DemoCase: d, Result: res.Result,
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)

@@ -21,6 +21,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -369,7 +370,7 @@ func TestClassifierWithoutKnowledge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	srv := pgxapi.New(engine.NewService(&k, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
+	srv := pgxapi.New(service.New(&k, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
 	r := httpx.NewRouter()
 	srv.Register(r)
 	ts := testServer{h: httpx.Wrap(r, zap.NewNop()), store: store}

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -44,7 +44,7 @@ func newFullServer(t *testing.T) fullServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := engine.NewService(kb, store, fixedClock)
+	svc := service.New(kb, store, fixedClock)
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
 	cds, err := cdshooks.New(ctx, svc, cdshooks.Config{DataDir: dir, ListenAddr: "127.0.0.1:0"}, zap.NewNop())

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -68,7 +69,7 @@ type Config struct {
 
 // Server serves the /pgx endpoints.
 type Server struct {
-	svc   *engine.Service
+	svc   *service.Service
 	kb    *engine.Knowledge
 	audit AuditStore
 	log   *zap.Logger
@@ -84,7 +85,7 @@ type Server struct {
 
 // New returns a Server answering with svc (whose knowledge it describes)
 // and reporting on store. log may be nil (no logging).
-func New(svc *engine.Service, store AuditStore, log *zap.Logger, cfg Config) *Server {
+func New(svc *service.Service, store AuditStore, log *zap.Logger, cfg Config) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -224,16 +225,16 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(in.Drug) == "" {
 		return &engine.ValidationError{Fields: []engine.FieldError{{Field: "drug", Reason: "is required"}}}
 	}
-	call := engine.Call{
+	call := service.Call{
 		Principal: httpx.PrincipalOrAnonymous(ctx),
 		Endpoint:  CheckEndpoint,
 		RequestID: httpx.RequestID(ctx),
 	}
-	res, entry, err := s.svc.Check(ctx, call, in.EngineRequest())
+	res, err := s.svc.Check(ctx, call, in.EngineRequest())
 	if err != nil {
 		return err
 	}
-	out := CheckResponse{Envelope: s.envelope(call.RequestID, entry.ID, start), Result: res}
+	out := CheckResponse{Envelope: s.envelope(call.RequestID, res.AuditID, start), Result: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

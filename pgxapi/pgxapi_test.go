@@ -24,6 +24,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -64,7 +65,7 @@ func newServer(t *testing.T) testServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := engine.NewService(kb, store, fixedClock)
+	svc := service.New(kb, store, fixedClock)
 	srv := pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60})
 	r := httpx.NewRouter()
 	srv.Register(r)

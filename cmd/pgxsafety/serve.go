@@ -23,6 +23,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -344,7 +345,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if o.appender != nil {
 		appender = o.appender
 	}
-	svc := engine.NewService(s.kb, httpx.AuditIDs(appender), o.now)
+	svc := service.New(s.kb, httpx.AuditIDs(appender), o.now)
 	router := httpx.NewRouter()
 	s.router = router
 

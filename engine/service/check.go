@@ -1,0 +1,111 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+)
+
+// checkRecord is the audit record of a check: the engine request and the
+// result.
+type checkRecord struct {
+	request engine.Request
+	result  engine.Result
+}
+
+func (r checkRecord) payloads() (any, any) { return r.request, r.result }
+
+// Check validates and evaluates req and appends its audit entry. On a
+// validation problem it returns the *engine.ValidationError; on an audit
+// failure an error wrapping audit.ErrUnavailable and no result.
+func (s *Service) Check(ctx context.Context, call Call, req engine.Request) (Audited[engine.Result], error) {
+	res, err := engine.Evaluate(s.kb, req)
+	if err != nil {
+		return Audited[engine.Result]{}, err
+	}
+	id, err := s.append(ctx, call, checkRecord{request: req, result: res})
+	if err != nil {
+		return Audited[engine.Result]{}, err
+	}
+	return Audited[engine.Result]{Result: res, AuditID: id}, nil
+}
+
+// MedicationList is the input of CheckMany: one patient, several drugs.
+type MedicationList struct {
+	// Drugs are the names as listed; at least one.
+	Drugs []string `json:"drugs"`
+	// Patient holds the genotype and context facts; its Drug is ignored.
+	Patient engine.Request `json:"patient"`
+}
+
+// checkManyRecord is the audit record of a medication list: the list and
+// the answer given for it.
+type checkManyRecord[A any] struct {
+	list   MedicationList
+	answer A
+}
+
+func (r checkManyRecord[A]) payloads() (any, any) { return r.list, r.answer }
+
+// CheckMany evaluates every drug of in as Check would, then hands the
+// results (in the order listed) to answer, which builds the answer that
+// is audited and returned. Every invalid drug name or fact is reported in
+// one *engine.ValidationError whose fields name the list position
+// ("drugs[2]").
+func CheckMany[A any](ctx context.Context, s *Service, call Call, in MedicationList, answer func([]engine.Result) (A, error)) (Audited[A], error) {
+	var zero Audited[A]
+	if len(in.Drugs) == 0 {
+		return zero, &engine.ValidationError{Fields: []engine.FieldError{{Field: "drugs", Reason: "must list at least one drug name"}}}
+	}
+	var (
+		problems []engine.FieldError
+		seen     = map[engine.FieldError]bool{}
+		results  = make([]engine.Result, len(in.Drugs))
+	)
+	add := func(fe engine.FieldError) {
+		if !seen[fe] {
+			seen[fe] = true
+			problems = append(problems, fe)
+		}
+	}
+	for i, d := range in.Drugs {
+		if strings.TrimSpace(d) == "" {
+			add(engine.FieldError{Field: fmt.Sprintf("drugs[%d]", i), Reason: "is required"})
+			continue
+		}
+		req := in.Patient
+		req.Drug = d
+		res, err := engine.Evaluate(s.kb, req)
+		var ve *engine.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			for _, fe := range ve.Fields {
+				if fe.Field == "drug" {
+					fe.Field = fmt.Sprintf("drugs[%d]", i)
+				}
+				add(fe)
+			}
+			continue
+		case err != nil:
+			return zero, err
+		}
+		results[i] = res
+	}
+	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Field < problems[j].Field })
+		return zero, &engine.ValidationError{Fields: problems}
+	}
+	a, err := answer(results)
+	if err != nil {
+		return zero, err
+	}
+	id, err := s.append(ctx, call, checkManyRecord[A]{list: in, answer: a})
+	if err != nil {
+		return zero, err
+	}
+	return Audited[A]{Result: a, AuditID: id}, nil
+}

@@ -1,0 +1,114 @@
+// Package service is the application layer of pgxsafety: typed, audited
+// operations — check, check-many, lab CSV batch, classify, demo, CDS hook
+// evaluation and feedback. It is the only code that evaluates requests for
+// the surfaces (pgxapi, cdshooks) and the only code that appends audit
+// entries: every operation returns its answer together with the id of the
+// audit entry that records it (Audited), written before the answer is
+// returned, so an adapter has no unaudited answer to release.
+//
+// Each operation owns the type of its audit record; the one unexported
+// function append turns a record into an entry. The package is pure like
+// engine: the standard library and engine's own packages only.
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
+)
+
+// Service evaluates requests against the knowledge and audits every answer
+// before it is returned. It is safe for concurrent use.
+type Service struct {
+	kb     *engine.Knowledge
+	log    audit.Appender
+	now    func() time.Time
+	cls    *classify.Classifier
+	clsErr error
+}
+
+// New returns a Service answering from kb and auditing to a. now is the
+// clock (time.Now in production). The classifier is built from kb; when
+// kb holds no usable classifier data, Classifier reports why and the
+// classify operations fail with that error.
+func New(kb *engine.Knowledge, a audit.Appender, now func() time.Time) *Service {
+	s := &Service{kb: kb, log: a, now: now}
+	s.cls, s.clsErr = classify.New(kb)
+	return s
+}
+
+// Knowledge returns the knowledge the service evaluates against.
+func (s *Service) Knowledge() *engine.Knowledge { return s.kb }
+
+// Now returns the service clock's current time.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Classifier returns the variant classifier, for its metadata (substrate,
+// demo cases, citations), or the reason it could not be built. Answers of
+// the classifier go through Classify and Demo.
+func (s *Service) Classifier() (*classify.Classifier, error) { return s.cls, s.clsErr }
+
+// Call describes the transport facts of one call that go into its audit
+// entry.
+type Call struct {
+	Principal audit.Principal
+	// Endpoint names the call, for example "POST /pgx/check".
+	Endpoint  string
+	RequestID string
+}
+
+// Audited is an answer together with the id of the audit entry that
+// records it. Only this package makes one.
+type Audited[T any] struct {
+	Result  T
+	AuditID string
+}
+
+// record is implemented by the audit record type of each operation: the
+// request and the response payloads of its entry.
+type record interface {
+	payloads() (request, response any)
+}
+
+// append appends the audit entry of one answer and returns its id. It is
+// the only place that writes audit entries. On failure it returns an error
+// wrapping audit.ErrUnavailable: the answer must not be released.
+func (s *Service) append(ctx context.Context, call Call, rec record) (string, error) {
+	request, response := rec.payloads()
+	reqJSON, err := json.Marshal(request)
+	if err != nil {
+		return "", fmt.Errorf("encode request for audit: %w", err)
+	}
+	resJSON, err := json.Marshal(response)
+	if err != nil {
+		return "", fmt.Errorf("encode response for audit: %w", err)
+	}
+	e := audit.Entry{
+		Time:             s.now().UTC(),
+		Principal:        call.Principal,
+		Endpoint:         call.Endpoint,
+		RequestID:        call.RequestID,
+		KnowledgeVersion: s.kb.Version.Label,
+		RequestDigest:    digest(reqJSON),
+		ResponseDigest:   digest(resJSON),
+		Request:          reqJSON,
+		Response:         resJSON,
+	}
+	stored, err := s.log.Append(ctx, e)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", audit.ErrUnavailable, err)
+	}
+	return stored.ID, nil
+}
+
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
+}

@@ -1,0 +1,191 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/labcsv"
+	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/knowledge"
+)
+
+// memLog is an in-memory audit log (a test double).
+type memLog struct {
+	mu      sync.Mutex
+	entries []audit.Entry
+	fail    bool
+}
+
+func (m *memLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return audit.Entry{}, errors.New("disk full")
+	}
+	e.Sequence = int64(len(m.entries) + 1)
+	e.ID = "aud_" + string(rune('A'+len(m.entries)%26)) + strings.Repeat("x", len(m.entries)/26)
+	m.entries = append(m.entries, e)
+	return e, nil
+}
+
+func (m *memLog) byID(id string) (audit.Entry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.entries {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return audit.Entry{}, false
+}
+
+func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+func newService(t *testing.T) (*service.Service, *memLog) {
+	t.Helper()
+	kb, err := knowledge.Default()
+	if err != nil {
+		t.Fatalf("load knowledge: %v", err)
+	}
+	log := &memLog{}
+	return service.New(kb, log, fixedClock), log
+}
+
+var call = service.Call{Principal: audit.Principal{Subject: "tester"}, Endpoint: "TEST", RequestID: "req-1"}
+
+// op is one audited operation run through the service; it returns the
+// audit id and whether an answer came back.
+type op struct {
+	name string
+	run  func(*service.Service) (id string, answered bool, err error)
+}
+
+func ops(t *testing.T, svc *service.Service) []op {
+	cls, err := svc.Classifier()
+	if err != nil {
+		t.Fatalf("classifier: %v", err)
+	}
+	demo := cls.DemoCases()[0]
+	return []op{
+		{"check", func(s *service.Service) (string, bool, error) {
+			a, err := s.Check(context.Background(), call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}})
+			return a.AuditID, a.Result.Drug != "", err
+		}},
+		{"check-many", func(s *service.Service) (string, bool, error) {
+			a, err := service.CheckMany(context.Background(), s, call,
+				service.MedicationList{Drugs: []string{"clopidogrel", "warfarin"}},
+				func(rs []engine.Result) (int, error) { return len(rs), nil })
+			return a.AuditID, a.Result == 2, err
+		}},
+		{"classify", func(s *service.Service) (string, bool, error) {
+			a, err := s.Classify(context.Background(), call, classify.DemoRequest(demo))
+			return a.AuditID, a.Result.Tier != 0, err
+		}},
+		{"demo", func(s *service.Service) (string, bool, error) {
+			a, err := s.Demo(context.Background(), call, demo)
+			return a.AuditID, a.Result.Tier != 0, err
+		}},
+		{"cds-hook", func(s *service.Service) (string, bool, error) {
+			a, err := service.EvaluateHook(context.Background(), s, call, func(chk *service.HookChecker) (service.HookRecord, string, error) {
+				res, err := chk.Check("MedicationRequest/1", "clopidogrel", "text", engine.Request{Drug: "clopidogrel"})
+				return service.HookRecord{Hook: "order-sign"}, res.DrugNormalised, err
+			})
+			return a.AuditID, a.Result != "", err
+		}},
+		{"feedback", func(s *service.Service) (string, bool, error) {
+			a, err := s.Feedback(context.Background(), call, service.FeedbackRecord{Service: "x", Feedback: []json.RawMessage{[]byte(`{}`)}, Keys: []string{"k"}},
+				func(commit func(int, int) error) error { return commit(1, 0) })
+			return a.AuditID, a.Result.Stored == 1, err
+		}},
+		{"csv-batch", func(s *service.Service) (string, bool, error) {
+			b := s.NewCSVBatch(call, service.CSVFile{Name: "a.csv", Format: "json"}, labcsv.Options{})
+			released := 0
+			st, err := b.Run(context.Background(), strings.NewReader(labcsv.Header+"\nclopidogrel,rs4244285,,,,p1\n"),
+				func(int) error { return nil },
+				func(c *labcsv.Chunk, id string) error { released += len(c.Rows); return nil })
+			if err != nil {
+				return "", released > 0, err
+			}
+			a, err := b.Complete(context.Background(), st)
+			return a.AuditID, released == 1 && a.Result.Rows == 1, err
+		}},
+	}
+}
+
+// TestAnswersCarryTheirAuditEntry: every operation returns its answer with
+// the id of an entry that is in the log, for the call that asked.
+func TestAnswersCarryTheirAuditEntry(t *testing.T) {
+	svc, log := newService(t)
+	for _, o := range ops(t, svc) {
+		t.Run(o.name, func(t *testing.T) {
+			id, answered, err := o.run(svc)
+			if err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if !answered {
+				t.Fatal("no answer")
+			}
+			e, ok := log.byID(id)
+			if !ok {
+				t.Fatalf("audit id %q is not in the log", id)
+			}
+			got := []string{e.Endpoint, e.RequestID, e.Principal.Subject, e.Time.Format(time.RFC3339)}
+			if diff := cmp.Diff([]string{"TEST", "req-1", "tester", "2026-01-02T03:04:05Z"}, got); diff != "" {
+				t.Errorf("entry (-want +got):\n%s", diff)
+			}
+			if len(e.Request) == 0 || len(e.Response) == 0 || !strings.HasPrefix(e.ResponseDigest, "sha256:") {
+				t.Errorf("entry without payloads: %+v", e)
+			}
+		})
+	}
+}
+
+// TestNoAnswerWithoutAudit: when the log cannot be written, no operation
+// returns an answer, and the error wraps audit.ErrUnavailable.
+func TestNoAnswerWithoutAudit(t *testing.T) {
+	svc, log := newService(t)
+	log.fail = true
+	for _, o := range ops(t, svc) {
+		t.Run(o.name, func(t *testing.T) {
+			id, answered, err := o.run(svc)
+			if !errors.Is(err, audit.ErrUnavailable) {
+				t.Fatalf("err = %v, want audit.ErrUnavailable", err)
+			}
+			if answered || id != "" {
+				t.Fatalf("answer released without audit (id %q, answered %v)", id, answered)
+			}
+		})
+	}
+}
+
+// TestHookRecordsEveryEvaluation: the audit record of a hook call lists
+// each evaluation the checker made, with its error.
+func TestHookRecordsEveryEvaluation(t *testing.T) {
+	svc, log := newService(t)
+	a, err := service.EvaluateHook(context.Background(), svc, call, func(chk *service.HookChecker) (service.HookRecord, int, error) {
+		_, _ = chk.Check("MedicationRequest/1", "clopidogrel", "text", engine.Request{Drug: "clopidogrel"})
+		_, _ = chk.Check("MedicationRequest/2", "x", "text", engine.Request{Drug: "clopidogrel", Variants: []string{"not-an-rsid"}})
+		return service.HookRecord{Hook: "order-sign"}, 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := log.byID(a.AuditID)
+	var rec service.HookRecord
+	if err := json.Unmarshal(e.Request, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Evaluations) != 2 || rec.Evaluations[0].Error != "" || rec.Evaluations[1].Error == "" {
+		t.Fatalf("evaluations = %+v", rec.Evaluations)
+	}
+}
