@@ -317,19 +317,19 @@ func (r *Reader) next() (Record, error) {
 		if r.line[0] == '#' {
 			return Record{}, r.errf("line", "a header line after the #CHROM line")
 		}
-		line := string(r.line)
-		// CHROM and POS first: enough to check sorting and apply Keep.
-		chrom, rest, ok := strings.Cut(line, "\t")
+		// CHROM and POS first, from the bytes: enough to check sorting and
+		// apply Keep without copying the line.
+		chrom, rest, ok := bytes.Cut(r.line, []byte("\t"))
 		if !ok {
 			return Record{}, r.errf("line", "a record needs tab-separated columns; this line has none")
 		}
-		posText, rest, _ := strings.Cut(rest, "\t")
-		if chrom == "" || strings.ContainsAny(chrom, " ,<>") {
-			return Record{}, r.errf("CHROM", fmt.Sprintf("%q is not a contig name", short(chrom)))
+		posText, rest, _ := bytes.Cut(rest, []byte("\t"))
+		if len(chrom) == 0 || bytes.ContainsAny(chrom, " ,<>") {
+			return Record{}, r.errf("CHROM", fmt.Sprintf("%q is not a contig name", short(string(chrom))))
 		}
-		pos, err := strconv.Atoi(posText)
-		if err != nil || pos < 0 || posText[0] == '+' {
-			return Record{}, r.errf("POS", fmt.Sprintf("%q is not a position", short(posText)))
+		pos, ok := atoi(posText)
+		if !ok {
+			return Record{}, r.errf("POS", fmt.Sprintf("%q is not a position", short(string(posText))))
 		}
 		if err := r.order(chrom, pos); err != nil {
 			return Record{}, err
@@ -337,33 +337,43 @@ func (r *Reader) next() (Record, error) {
 		if r.opt.Keep != nil && !r.opt.Keep(r.normChrom, pos) {
 			continue
 		}
-		return r.record(r.curChrom, pos, rest)
+		return r.record(r.curChrom, pos, string(rest))
 	}
+}
+
+// atoi parses a non-negative decimal of at most 12 digits.
+func atoi(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 12 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // order checks that positions rise within a contig and that a contig's
 // records are not split by another contig.
-func (r *Reader) order(chrom string, pos int) error {
-	if r.opt.AllowUnsorted {
-		if chrom != r.curChrom {
-			r.curChrom = strings.Clone(chrom)
-			r.normChrom = NormChrom(chrom)
-		}
-		return nil
-	}
-	if chrom == r.curChrom {
-		if pos < r.lastPos {
-			return r.errf("POS", fmt.Sprintf("the file is not sorted: %s:%d comes after %s:%d", chrom, pos, chrom, r.lastPos))
+func (r *Reader) order(chrom []byte, pos int) error {
+	if string(chrom) == r.curChrom {
+		if pos < r.lastPos && !r.opt.AllowUnsorted {
+			return r.errf("POS", fmt.Sprintf("the file is not sorted: %s:%d comes after %s:%d", r.curChrom, pos, r.curChrom, r.lastPos))
 		}
 		r.lastPos = pos
 		return nil
 	}
-	if start, ok := r.seen[chrom]; ok {
+	if start, ok := r.seen[string(chrom)]; ok && !r.opt.AllowUnsorted {
 		return r.errf("CHROM", fmt.Sprintf("the file is not sorted: contig %s appears again after other contigs (its records began on line %d)", chrom, start))
 	}
-	r.seen[chrom] = r.lineNo
-	r.curChrom = strings.Clone(chrom)
-	r.normChrom = NormChrom(chrom)
+	r.curChrom = string(chrom)
+	if _, ok := r.seen[r.curChrom]; !ok {
+		r.seen[r.curChrom] = r.lineNo
+	}
+	r.normChrom = NormChrom(r.curChrom)
 	r.lastPos = pos
 	return nil
 }
