@@ -339,7 +339,7 @@ func (b *cardBuilder) source(c checked, a engine.Alert) Source {
 		return s
 	}
 	s := Source{Label: "pgxsafety knowledge base (India context)", Topic: topic}
-	for _, ct := range citationsFor(c.res, alertIndex(c.res, a)) {
+	for _, ct := range c.res.AlertCitations(a.ID) {
 		if httpsURL(ct.URL) {
 			s.URL = ct.URL
 			break
@@ -353,27 +353,6 @@ func truncateLabel(s string) string {
 		return s
 	}
 	return string([]rune(s)[:199]) + "…"
-}
-
-func alertIndex(res engine.Result, a engine.Alert) int {
-	for i := range res.Alerts {
-		if res.Alerts[i].Message == a.Message && res.Alerts[i].Category == a.Category && res.Alerts[i].Gene == a.Gene {
-			return i
-		}
-	}
-	return -1
-}
-
-// citationsFor returns the citations of alert i.
-func citationsFor(res engine.Result, i int) []engine.Citation {
-	var out []engine.Citation
-	p := fmt.Sprintf("alerts[%d]", i)
-	for _, ct := range res.SourceCitations {
-		if ct.Field == p || strings.HasPrefix(ct.Field, p+".") {
-			out = append(out, ct)
-		}
-	}
-	return out
 }
 
 func (b *cardBuilder) links(a engine.Alert, cardID string) []Link {
@@ -540,7 +519,7 @@ func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) s
 	list(&d, "Assumptions", a.Assumptions)
 	list(&d, "Notes", c.res.Warnings)
 	var cites []string
-	for _, ct := range citationsFor(c.res, i) {
+	for _, ct := range c.res.AlertCitations(c.res.Alerts[i].ID) {
 		s := ct.Source
 		if ct.EvidenceLevel != "" {
 			s += " (evidence " + ct.EvidenceLevel + ")"

@@ -104,12 +104,11 @@ func (k *Knowledge) matchCommunities(ethnicity string) []*Community {
 // genotype makes HIGH is dropped with a warning.
 func (ev *evaluation) alternatives() {
 	seen := map[string]bool{}
-	for i, a := range ev.res.Alerts {
-		r := ev.matched[i]
+	for _, a := range ev.res.Alerts {
+		r := ev.byAlert[a.ID]
 		if r == nil {
 			continue
 		}
-		_ = a
 		for _, name := range r.Alternatives {
 			if seen[name] || name == ev.drug.Name {
 				continue
@@ -209,44 +208,47 @@ func (ev *evaluation) confidence() string {
 // citations adds one citation per supported field.
 func (ev *evaluation) citations() {
 	res := ev.res
-	cite := func(field, source, level, url string) {
+	cite := func(target CitationTarget, source, level, url string) {
 		if url == "" {
 			return // nothing to point at: the field stays uncited rather than cited falsely
 		}
-		res.SourceCitations = append(res.SourceCitations, Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
+		res.SourceCitations = append(res.SourceCitations, Citation{Target: target, Source: source, EvidenceLevel: level, URL: url})
 	}
-	for i, a := range res.Alerts {
-		field := fmt.Sprintf("alerts[%d]", i)
+	for _, a := range res.Alerts {
+		target := CitationTarget{Kind: CitesAlert, Alert: a.ID}
+		r := ev.byAlert[a.ID]
 		if a.Guideline != nil {
 			src := a.GuidanceSource + " guideline: " + a.Guideline.Name
-			if r := ev.matched[i]; r != nil && r.Source == "DPWG" {
+			if r != nil && r.Source == "DPWG" {
 				src += " (ClinPGx/PharmGKB annotation of the DPWG guideline, CC BY-SA 4.0)"
 			}
-			cite(field, src, a.EvidenceLevel, a.Guideline.URL)
-			if r := ev.matched[i]; r != nil {
+			cite(target, src, a.EvidenceLevel, a.Guideline.URL)
+			if r != nil {
 				for _, pmid := range r.PMIDs {
-					cite(field, "Guideline publication", "", "PMID:"+pmid)
+					cite(target, "Guideline publication", "", "PMID:"+pmid)
 				}
 			}
 		}
 		if a.Variant != "" {
 			if tv, ok := ev.kb.TrackedVariant(a.Variant); ok {
 				if a.AFIndia != nil {
-					cite(field+".af_india", tv.AFIndiaBasis+": "+ev.sourceText(tv.AFIndiaSourceIDs, ""), "", ev.sourceURL(tv.AFIndiaSourceIDs, ""))
+					cite(CitationTarget{Kind: CitesAlertFrequencyIndia, Alert: a.ID},
+						tv.AFIndiaBasis+": "+ev.sourceText(tv.AFIndiaSourceIDs, ""), "", ev.sourceURL(tv.AFIndiaSourceIDs, ""))
 				}
 				if a.AFGlobal != nil {
-					cite(field+".af_global", tv.AFGlobalBasis+": "+ev.sourceText(tv.AFGlobalSourceIDs, ""), "", ev.sourceURL(tv.AFGlobalSourceIDs, ""))
+					cite(CitationTarget{Kind: CitesAlertFrequencyGlobal, Alert: a.ID},
+						tv.AFGlobalBasis+": "+ev.sourceText(tv.AFGlobalSourceIDs, ""), "", ev.sourceURL(tv.AFGlobalSourceIDs, ""))
 				}
 			}
 		}
 		if a.Category == CategoryPopulationRisk {
-			cite(field, ev.sourceText(a.sourceIDs, ""), "", ev.sourceURL(a.sourceIDs, ""))
+			cite(target, ev.sourceText(a.sourceIDs, ""), "", ev.sourceURL(a.sourceIDs, ""))
 		}
 	}
 	for i, alt := range res.SaferAlternatives {
-		for j, a := range res.Alerts {
-			if r := ev.matched[j]; r != nil && contains(r.Alternatives, alt.Name) {
-				cite(fmt.Sprintf("safer_alternatives[%d]", i), r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
+		for _, a := range res.Alerts {
+			if r := ev.byAlert[a.ID]; r != nil && contains(r.Alternatives, alt.Name) {
+				cite(CitationTarget{Kind: CitesAlternative, Index: i}, r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
 				break
 			}
 		}
@@ -257,7 +259,7 @@ func (ev *evaluation) citations() {
 			if ev.drug == nil || !contains(r.Drugs, ev.drug.Name) {
 				continue
 			}
-			cite(fmt.Sprintf("indian_context.endemic_risks[%d]", n), ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
+			cite(CitationTarget{Kind: CitesEndemicRisk, Index: n}, ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
 			n++
 		}
 	}
@@ -267,14 +269,14 @@ func (ev *evaluation) citations() {
 			if len(ids) == 0 {
 				ids = tv.AFGlobalSourceIDs
 			}
-			cite(fmt.Sprintf("indian_context.population_frequencies[%d]", i), ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
+			cite(CitationTarget{Kind: CitesPopulationFrequency, Index: i}, ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
 		}
 	}
 	ci := 0
 	for _, c := range ev.communities {
 		for _, n := range res.IndianContext.CommunityNotes {
 			if n.Community == c.Name && n.Finding == c.Finding {
-				cite(fmt.Sprintf("indian_context.community_notes[%d]", ci), ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))
+				cite(CitationTarget{Kind: CitesCommunityNote, Index: ci}, ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))
 				ci++
 				break
 			}
@@ -283,7 +285,7 @@ func (ev *evaluation) citations() {
 	hi := 0
 	for _, h := range ev.kb.Herbs {
 		if ev.drug != nil && contains(h.Drugs, ev.drug.Name) {
-			cite(fmt.Sprintf("indian_context.traditional_medicine[%d]", hi), ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
+			cite(CitationTarget{Kind: CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
 			hi++
 		}
 	}

@@ -182,8 +182,8 @@ func TestMustShow(t *testing.T) {
 			if a.Guideline == nil || a.Guideline.URL == "" || a.EvidenceLevel == "" {
 				t.Errorf("guideline/evidence missing: %+v %q", a.Guideline, a.EvidenceLevel)
 			}
-			if !citesField(res, "alerts[0]") {
-				t.Errorf("no citation for alerts[0]: %+v", res.SourceCitations)
+			if !citesAlert(res, a.ID) {
+				t.Errorf("no citation for the top alert %q: %+v", a.ID, res.SourceCitations)
 			}
 			if res.OverallSeverity != res.Alerts[0].Severity {
 				t.Errorf("overall_severity %s != top alert %s", res.OverallSeverity, res.Alerts[0].Severity)
@@ -197,9 +197,9 @@ func TestMustShow(t *testing.T) {
 	}
 }
 
-func citesField(res engine.Result, field string) bool {
-	for _, c := range res.SourceCitations {
-		if c.Field == field && c.URL != "" && c.Source != "" {
+func citesAlert(res engine.Result, id string) bool {
+	for _, c := range res.AlertCitations(id) {
+		if c.Target.Kind == engine.CitesAlert && c.URL != "" && c.Source != "" {
 			return true
 		}
 	}

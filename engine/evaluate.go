@@ -24,6 +24,9 @@ type evaluation struct {
 	res  *Result
 	// matched holds the recommendations that produced alerts, per alert.
 	matched map[int]*Recommendation
+	// byAlert holds the same recommendations by alert ID, once the
+	// alerts have IDs (identifyAlerts): alerts are sorted after.
+	byAlert map[string]*Recommendation
 	// communities are the communities the ethnicity matches.
 	communities []*Community
 	// genes caches drugGenes.
@@ -82,6 +85,7 @@ func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
 	}
 	if !withAlternatives {
 		// A re-check of an alternative needs only its genotype alerts.
+		ev.identifyAlerts()
 		sortAlerts(res.Alerts)
 		res.OverallSeverity = SeverityNone.String()
 		if len(res.Alerts) > 0 {
@@ -92,6 +96,7 @@ func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
 	ev.communities = k.matchCommunities(req.Ethnicity)
 	ev.indianContext()
 	ev.populationAlerts()
+	ev.identifyAlerts()
 	sortAlerts(res.Alerts)
 	ev.alternatives()
 	res.OverallSeverity = SeverityNone.String()

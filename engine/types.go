@@ -65,41 +65,43 @@ const (
 
 // GenotypeCall is the engine's interpretation of one gene.
 type GenotypeCall struct {
-	Gene          string `json:"gene"`
-	Diplotype     string `json:"diplotype,omitempty"`
-	Phenotype     string `json:"phenotype,omitempty"`
-	ActivityScore string `json:"activity_score,omitempty"`
+	Gene          string
+	Diplotype     string
+	Phenotype     string
+	ActivityScore string
 }
 
 // Guideline names a guideline and where to read it.
 type Guideline struct {
-	Name string `json:"name"`
-	URL  string `json:"url,omitempty"`
+	Name string
+	URL  string
 }
 
 // Alert is one finding (spec §2.5 plus extensions).
 type Alert struct {
-	Severity        string         `json:"severity"`
-	SeverityScore   int            `json:"severity_score"`
-	Variant         string         `json:"variant,omitempty"`
-	Gene            string         `json:"gene"`
-	StarAllele      string         `json:"star_allele,omitempty"`
-	AFIndia         *float64       `json:"af_india,omitempty"`
-	AFGlobal        *float64       `json:"af_global,omitempty"`
-	Category        string         `json:"category"`
-	Message         string         `json:"message"`
-	Action          string         `json:"action"`
-	Alternatives    []string       `json:"alternatives"`
-	TestRecommended bool           `json:"test_recommended"`
-	Genotype        []GenotypeCall `json:"genotype,omitempty"`
-	Recommendation  string         `json:"recommendation,omitempty"`
-	Implications    []string       `json:"implications,omitempty"`
-	Classification  string         `json:"classification,omitempty"`
-	EvidenceLevel   string         `json:"evidence_level,omitempty"`
-	Population      string         `json:"population,omitempty"`
-	Guideline       *Guideline     `json:"guideline,omitempty"`
-	GuidanceSource  string         `json:"guidance_source,omitempty"`
-	Assumptions     []string       `json:"assumptions"`
+	// ID identifies the alert within its Result; citations name it.
+	ID              string
+	Severity        string
+	SeverityScore   int
+	Variant         string
+	Gene            string
+	StarAllele      string
+	AFIndia         *float64
+	AFGlobal        *float64
+	Category        string
+	Message         string
+	Action          string
+	Alternatives    []string
+	TestRecommended bool
+	Genotype        []GenotypeCall
+	Recommendation  string
+	Implications    []string
+	Classification  string
+	EvidenceLevel   string
+	Population      string
+	Guideline       *Guideline
+	GuidanceSource  string
+	Assumptions     []string
 
 	severity  Severity
 	sourceIDs []string // knowledge rows behind a population-risk alert
@@ -107,97 +109,148 @@ type Alert struct {
 
 // Alternative is a safer alternative drug.
 type Alternative struct {
-	Name      string `json:"name"`
-	Rationale string `json:"rationale"`
+	Name      string
+	Rationale string
 }
 
 // EndemicRisk is a state risk relevant to the drug.
 type EndemicRisk struct {
-	Risk    string   `json:"risk"`
-	Disease string   `json:"disease"`
-	Drugs   []string `json:"drugs,omitempty"`
-	Note    string   `json:"note,omitempty"`
+	Risk    string
+	Disease string
+	Drugs   []string
+	Note    string
 }
 
 // PopulationFrequency compares the Indian and global frequency of an allele
 // that matters for the drug.
 type PopulationFrequency struct {
-	Variant      string   `json:"variant"`
-	Gene         string   `json:"gene"`
-	Allele       string   `json:"allele"`
-	AFIndia      *float64 `json:"af_india,omitempty"`
-	AFIndiaBasis string   `json:"af_india_basis,omitempty"`
-	AFGlobal     *float64 `json:"af_global,omitempty"`
+	Variant      string
+	Gene         string
+	Allele       string
+	AFIndia      *float64
+	AFIndiaBasis string
+	AFGlobal     *float64
 }
 
 // CommunityNote is a community-specific fact.
 type CommunityNote struct {
-	Community string `json:"community"`
-	Trait     string `json:"trait"`
-	Finding   string `json:"finding"`
+	Community string
+	Trait     string
+	Finding   string
 }
 
 // HerbNote is a herb–drug interaction relevant to the drug.
 type HerbNote struct {
-	Herb      string `json:"herb"`
-	Botanical string `json:"botanical"`
-	Mechanism string `json:"mechanism,omitempty"`
-	Effect    string `json:"effect,omitempty"`
-	Evidence  string `json:"evidence,omitempty"`
+	Herb      string
+	Botanical string
+	Mechanism string
+	Effect    string
+	Evidence  string
 }
 
 // IndianContext is the India-specific part of a result.
 type IndianContext struct {
-	State                 string                `json:"state,omitempty"`
-	StateRecognised       bool                  `json:"state_recognised"`
-	StateNormalised       string                `json:"state_normalised,omitempty"`
-	EndemicRisks          []EndemicRisk         `json:"endemic_risks"`
-	PopulationFrequencies []PopulationFrequency `json:"population_frequencies"`
-	Ethnicity             string                `json:"ethnicity,omitempty"`
-	EthnicityRecognised   bool                  `json:"ethnicity_recognised"`
-	CommunityNotes        []CommunityNote       `json:"community_notes"`
-	TraditionalMedicine   []HerbNote            `json:"traditional_medicine"`
+	State                 string
+	StateRecognised       bool
+	StateNormalised       string
+	EndemicRisks          []EndemicRisk
+	PopulationFrequencies []PopulationFrequency
+	Ethnicity             string
+	EthnicityRecognised   bool
+	CommunityNotes        []CommunityNote
+	TraditionalMedicine   []HerbNote
 }
 
 // DataCompleteness is exactly the spec's six fields (§2.3).
 type DataCompleteness struct {
-	GenotypeProvided   bool `json:"genotype_provided"`
-	StateProvided      bool `json:"state_provided"`
-	EthnicityProvided  bool `json:"ethnicity_provided"`
-	IndicationProvided bool `json:"indication_provided"`
-	FieldsPopulated    int  `json:"fields_populated"`
-	FieldsTotal        int  `json:"fields_total"`
+	GenotypeProvided   bool
+	StateProvided      bool
+	EthnicityProvided  bool
+	IndicationProvided bool
+	FieldsPopulated    int
+	FieldsTotal        int
 }
 
-// Citation supports one response field (spec §2.4).
+// Citation supports one part of a Result (spec §2.4).
 type Citation struct {
-	Field         string `json:"field"`
-	Source        string `json:"source"`
-	EvidenceLevel string `json:"evidence_level,omitempty"`
-	URL           string `json:"url"`
+	// Target is what the citation supports.
+	Target        CitationTarget
+	Source        string
+	EvidenceLevel string
+	// URL is a link or a "PMID:" identifier.
+	URL string
+}
+
+// CitationKind says which part of a Result a citation supports.
+type CitationKind int
+
+// Citation kinds.
+const (
+	// CitesAlert: the alert named by CitationTarget.Alert.
+	CitesAlert CitationKind = iota + 1
+	// CitesAlertFrequencyIndia: that alert's Indian allele frequency.
+	CitesAlertFrequencyIndia
+	// CitesAlertFrequencyGlobal: that alert's global allele frequency.
+	CitesAlertFrequencyGlobal
+	// CitesAlternative: SaferAlternatives[Index].
+	CitesAlternative
+	// CitesEndemicRisk: IndianContext.EndemicRisks[Index].
+	CitesEndemicRisk
+	// CitesPopulationFrequency: IndianContext.PopulationFrequencies[Index].
+	CitesPopulationFrequency
+	// CitesCommunityNote: IndianContext.CommunityNotes[Index].
+	CitesCommunityNote
+	// CitesTraditionalMedicine: IndianContext.TraditionalMedicine[Index].
+	CitesTraditionalMedicine
+)
+
+// CitationTarget names the part of a Result a citation supports.
+type CitationTarget struct {
+	Kind CitationKind
+	// Alert is the alert's ID, for the alert kinds.
+	Alert string
+	// Index is the position in the Result's list, for the list kinds.
+	Index int
+}
+
+// AlertCitations returns the citations of the alert with the given ID:
+// of the alert itself and of its allele frequencies, in order.
+func (r *Result) AlertCitations(id string) []Citation {
+	var out []Citation
+	for _, c := range r.SourceCitations {
+		switch c.Target.Kind {
+		case CitesAlert, CitesAlertFrequencyIndia, CitesAlertFrequencyGlobal:
+			if c.Target.Alert == id {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // GroundingContract is the constant text every response states.
 const GroundingContract = "no entity outside graph result rows"
 
-// Result is the clinical answer to one Request: the spec §2.2 fields
-// without the transport envelope (request id, audit id, timing).
+// Result is the clinical answer to one Request: the spec §2.2 facts
+// without the transport envelope (request id, audit id, timing). Its
+// wire form (field names, JSON paths of citations) belongs to the REST
+// surface (pgxapi).
 type Result struct {
-	Confidence           string           `json:"confidence"`
-	DataCompleteness     DataCompleteness `json:"data_completeness"`
-	SourceCitations      []Citation       `json:"source_citations"`
-	Drug                 string           `json:"drug"`
-	DrugNormalised       string           `json:"drug_normalised"`
-	DrugRecognised       bool             `json:"drug_recognised"`
-	DidYouMean           []string         `json:"did_you_mean,omitempty"`
-	Sensitivity          string           `json:"sensitivity"`
-	OverallSeverity      string           `json:"overall_severity"`
-	Alerts               []Alert          `json:"alerts"`
-	SaferAlternatives    []Alternative    `json:"safer_alternatives"`
-	IndianContext        IndianContext    `json:"indian_context"`
-	Genotype             []GenotypeCall   `json:"genotype"`
-	UnrecognisedVariants []string         `json:"unrecognised_variants"`
-	Warnings             []string         `json:"warnings"`
-	GroundingContract    string           `json:"grounding_contract"`
-	KnowledgeVersion     string           `json:"knowledge_version"`
+	Confidence           string
+	DataCompleteness     DataCompleteness
+	SourceCitations      []Citation
+	Drug                 string
+	DrugNormalised       string
+	DrugRecognised       bool
+	DidYouMean           []string
+	Sensitivity          string
+	OverallSeverity      string
+	Alerts               []Alert
+	SaferAlternatives    []Alternative
+	IndianContext        IndianContext
+	Genotype             []GenotypeCall
+	UnrecognisedVariants []string
+	Warnings             []string
+	GroundingContract    string
+	KnowledgeVersion     string
 }

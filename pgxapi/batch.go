@@ -48,15 +48,15 @@ type BatchAnswer struct {
 	Confidence string `json:"confidence"`
 	// DataCompleteness describes the shared inputs (the same for every
 	// drug).
-	DataCompleteness engine.DataCompleteness `json:"data_completeness"`
+	DataCompleteness DataCompleteness `json:"data_completeness"`
 	// SourceCitations support the summary's fields; each result carries
 	// its own.
-	SourceCitations   []engine.Citation `json:"source_citations"`
-	GroundingContract string            `json:"grounding_contract"`
-	KnowledgeVersion  string            `json:"knowledge_version"`
-	DrugsTotal        int               `json:"drugs_total"`
-	Results           []engine.Result   `json:"results"`
-	Summary           BatchSummary      `json:"summary"`
+	SourceCitations   []Citation   `json:"source_citations"`
+	GroundingContract string       `json:"grounding_contract"`
+	KnowledgeVersion  string       `json:"knowledge_version"`
+	DrugsTotal        int          `json:"drugs_total"`
+	Results           []Result     `json:"results"`
+	Summary           BatchSummary `json:"summary"`
 }
 
 // BatchSummary summarises a medication list.
@@ -108,9 +108,9 @@ type DrugDrugNote struct {
 	Drugs []string `json:"drugs"`
 	// PatientGenotype is the patient's call for the gene, when the input
 	// gave one.
-	PatientGenotype *engine.GenotypeCall `json:"patient_genotype,omitempty"`
-	Note            string               `json:"note"`
-	Guidelines      []DrugGuideline      `json:"guidelines"`
+	PatientGenotype *GenotypeCall   `json:"patient_genotype,omitempty"`
+	Note            string          `json:"note"`
+	Guidelines      []DrugGuideline `json:"guidelines"`
 }
 
 // DrugGuideline names the guideline behind one drug's actionable
@@ -161,12 +161,12 @@ func (s *Server) answer(results []engine.Result) (BatchAnswer, error) {
 	summary, citations := s.summarise(results)
 	return BatchAnswer{
 		Confidence:        lowestConfidence(results),
-		DataCompleteness:  results[0].DataCompleteness,
+		DataCompleteness:  DataCompleteness(results[0].DataCompleteness),
 		SourceCitations:   citations,
 		GroundingContract: engine.GroundingContract,
 		KnowledgeVersion:  s.kb.Version.Label,
 		DrugsTotal:        len(results),
-		Results:           results,
+		Results:           mapSlice(results, ResultOf),
 		Summary:           summary,
 	}, nil
 }
@@ -196,7 +196,7 @@ var sensitivityRank = map[string]int{"none": 0, "moderate": 1, "high": 2}
 
 // summarise builds the summary of a medication list and the citations of
 // its drug–drug notes.
-func (s *Server) summarise(results []engine.Result) (BatchSummary, []engine.Citation) {
+func (s *Server) summarise(results []engine.Result) (BatchSummary, []Citation) {
 	sum := BatchSummary{
 		OverallSeverity: "NONE",
 		DrugsBySeverity: make([]BatchDrugSeverity, 0, len(results)),
@@ -261,19 +261,19 @@ func (s *Server) summarise(results []engine.Result) (BatchSummary, []engine.Cita
 		return a.Gene < b.Gene
 	})
 	sum.DrugDrugNotes = s.sharedGeneNotes(results)
-	var cites []engine.Citation
+	var cites []Citation
 	for i, n := range sum.DrugDrugNotes {
 		for _, g := range n.Guidelines {
 			url := g.URL
 			if url == "" && len(g.Sources) > 0 {
 				url = g.Sources[0].URL
 			}
-			cites = append(cites, engine.Citation{Field: fmt.Sprintf("summary.drug_drug_notes[%d]", i),
+			cites = append(cites, Citation{Field: fmt.Sprintf("summary.drug_drug_notes[%d]", i),
 				Source: g.Source + ": " + g.Name, EvidenceLevel: g.EvidenceLevel, URL: url})
 		}
 	}
 	if cites == nil {
-		cites = []engine.Citation{}
+		cites = []Citation{}
 	}
 	return sum, cites
 }
@@ -367,7 +367,7 @@ func (s *Server) sharedGeneNotes(results []engine.Result) []DrugDrugNote {
 		}
 		for i := range genotype {
 			if genotype[i].Gene == g && (genotype[i].Phenotype != "" || genotype[i].Diplotype != "") {
-				call := genotype[i]
+				call := GenotypeCall(genotype[i])
 				n.PatientGenotype = &call
 			}
 		}

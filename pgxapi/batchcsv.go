@@ -264,7 +264,7 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	if stream {
 		format = "ndjson"
 	}
-	b.batch = s.svc.NewCSVBatch(b.call, service.CSVFile{Name: part.FileName(), Format: format}, labcsv.Options{MaxRows: maxRows})
+	b.batch = s.svc.NewCSVBatch(b.call, service.CSVFile{Name: part.FileName(), Format: format}, labcsv.Options{MaxRows: maxRows, Wire: WireResult})
 	if !stream {
 		b.spill = &spillBuffer{limit: spillMemory}
 		defer b.spill.Close()

@@ -283,7 +283,7 @@ func TestBatchCSVMessyRows(t *testing.T) {
 			t.Errorf("row %d has no audit_log_id", w.row)
 		}
 		if w.ok {
-			var res engine.Result
+			var res pgxapi.Result
 			if err := json.Unmarshal(got.Result, &res); err != nil {
 				t.Fatalf("row %d result: %v", w.row, err)
 			}
@@ -303,7 +303,7 @@ func TestBatchCSVMessyRows(t *testing.T) {
 
 	// A drug the knowledge does not cover is not a failure: the row says
 	// so and suggests the likely name, as /pgx/check does.
-	var typo engine.Result
+	var typo pgxapi.Result
 	if err := json.Unmarshal(ans.Results[10].Result, &typo); err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +313,12 @@ func TestBatchCSVMessyRows(t *testing.T) {
 	// The same row through /pgx/check gives the same result.
 	chk := ts.check(t, `{"drug":"clopidgrel","variants":["rs4244285"],"state":"Tamil Nadu","indication":"acute coronary syndrome"}`)
 	var direct struct {
-		engine.Result
+		pgxapi.Result
 	}
 	if err := json.Unmarshal(chk.Body.Bytes(), &direct); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(direct.Result, typo, cmp.AllowUnexported(engine.Alert{})); diff != "" {
+	if diff := cmp.Diff(direct.Result, typo); diff != "" {
 		t.Errorf("batch row differs from /pgx/check (-check +batch):\n%s", diff)
 	}
 }
@@ -713,7 +713,7 @@ func BenchmarkCSVProcessor(b *testing.B) {
 		cache int
 	}{{"cache", 0}, {"nocache", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			proc := labcsv.NewProcessor(kb, labcsv.Options{CacheBytes: bc.cache})
+			proc := labcsv.NewProcessor(kb, labcsv.Options{CacheBytes: bc.cache, Wire: pgxapi.WireResult})
 			rows, hits := 0, 0
 			b.SetBytes(int64(data.Len()))
 			for b.Loop() {

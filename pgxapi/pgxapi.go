@@ -184,7 +184,7 @@ func (c PatientFacts) EngineRequest(drug string) engine.Request {
 // followed by the engine's result, flattened.
 type CheckResponse struct {
 	Envelope
-	engine.Result
+	Result
 }
 
 // Envelope is the head of every audited answer of a safety endpoint
@@ -230,7 +230,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		Endpoint:  CheckEndpoint,
 		RequestID: httpx.RequestID(ctx),
 	}
-	res, err := s.svc.Check(ctx, call, in.EngineRequest())
+	res, err := service.Check(ctx, s.svc, call, in.EngineRequest(), ResultOf)
 	if err != nil {
 		return err
 	}

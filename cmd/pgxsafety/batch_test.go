@@ -109,7 +109,7 @@ func TestBatchCLINDJSON(t *testing.T) {
 	var got []string
 	for _, r := range rows {
 		if r.OK {
-			var res engine.Result
+			var res pgxapi.Result
 			if err := json.Unmarshal(r.Result, &res); err != nil {
 				t.Fatal(err)
 			}

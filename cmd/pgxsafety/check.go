@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 // listFlag is a repeatable flag whose values are collected in order.
@@ -142,7 +143,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		return fieldErrors(err, "invalid input:", sameName)
 	}
 	if *asJSON {
-		return writeIndentedJSON(stdout, res)
+		return writeIndentedJSON(stdout, pgxapi.ResultOf(res))
 	}
 	_, err = io.WriteString(stdout, formatResult(res))
 	return err

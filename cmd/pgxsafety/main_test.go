@@ -67,7 +67,7 @@ func TestCheckJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("check: %v\n%s", err, stderr)
 	}
-	var res engine.Result
+	var res pgxapi.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output is not a Result: %v\n%s", err, out)
 	}

@@ -199,19 +199,19 @@ type GraphSection struct {
 
 // Result is the answer to one Request.
 type Result struct {
-	Variant           VariantInfo       `json:"variant"`
-	ESM               ESM               `json:"esm"`
-	Population        Population        `json:"population"`
-	Graph             GraphSection      `json:"graph"`
-	Synthesis         Synthesis         `json:"synthesis"`
-	Tier              int               `json:"tier"`
-	TierLabel         string            `json:"tier_label"`
-	RulesFired        []string          `json:"rules_fired"`
-	SourceCitations   []engine.Citation `json:"source_citations"`
-	GroundingContract string            `json:"grounding_contract"`
-	EngineVersion     string            `json:"engine_version"`
-	KnowledgeVersion  string            `json:"knowledge_version"`
-	Warnings          []string          `json:"warnings"`
+	Variant           VariantInfo  `json:"variant"`
+	ESM               ESM          `json:"esm"`
+	Population        Population   `json:"population"`
+	Graph             GraphSection `json:"graph"`
+	Synthesis         Synthesis    `json:"synthesis"`
+	Tier              int          `json:"tier"`
+	TierLabel         string       `json:"tier_label"`
+	RulesFired        []string     `json:"rules_fired"`
+	SourceCitations   []Citation   `json:"source_citations"`
+	GroundingContract string       `json:"grounding_contract"`
+	EngineVersion     string       `json:"engine_version"`
+	KnowledgeVersion  string       `json:"knowledge_version"`
+	Warnings          []string     `json:"warnings"`
 }
 
 // invalid returns a validation error for one field.
@@ -418,8 +418,8 @@ func nonNil(ss []string) []string {
 }
 
 // citations returns one citation per supported field of res.
-func (c *Classifier) citations(res Result) []engine.Citation {
-	out := []engine.Citation{}
+func (c *Classifier) citations(res Result) []Citation {
+	out := []Citation{}
 	cite := func(field, source, level string, ids []string) {
 		url := c.sourceURL(ids)
 		if url == "" {
@@ -428,7 +428,7 @@ func (c *Classifier) citations(res Result) []engine.Citation {
 		if source == "" {
 			source = c.sourceText(ids)
 		}
-		out = append(out, engine.Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
+		out = append(out, Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
 	}
 	matrix := c.ck.Matrix.SourceIDs
 	cite("esm.blosum62", "", "", matrix)

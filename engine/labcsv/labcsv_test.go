@@ -273,7 +273,7 @@ func FuzzLabCSV(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	proc := NewProcessor(kb, Options{Workers: 2, ChunkRows: 7, MaxRows: 500})
+	proc := NewProcessor(kb, Options{Workers: 2, ChunkRows: 7, MaxRows: 500, Wire: func(r engine.Result) any { return r }})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstEncodingCSV(t, data)
 		next := 1

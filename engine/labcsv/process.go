@@ -52,6 +52,9 @@ type Options struct {
 	// CacheBytes is the byte budget of the result cache; 0 means
 	// DefaultResultCacheBytes, a negative value disables the cache.
 	CacheBytes int
+	// Wire maps a row's result to the value encoded as the row's result
+	// JSON: the REST wire form (pgxapi.WireResult). Required.
+	Wire func(engine.Result) any
 }
 
 // Processor evaluates lab CSV files. It is safe for concurrent use;
@@ -63,6 +66,9 @@ type Processor struct {
 
 // NewProcessor returns a processor evaluating against kb.
 func NewProcessor(kb *engine.Knowledge, opts Options) *Processor {
+	if opts.Wire == nil {
+		panic("labcsv: Options.Wire is required")
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -103,7 +109,8 @@ type Row struct {
 	// Input is nil when the record could not be split into fields.
 	Input *RowInput
 	OK    bool
-	// Result is the compact JSON of the row's engine.Result (read only; it
+	// Result is the compact JSON of the row's result in its wire form
+	// (Options.Wire; read only; it
 	// may be shared with other rows). ResultDigest is "sha256:" and the
 	// hex SHA-256 of exactly these bytes.
 	Result          []byte
@@ -224,7 +231,7 @@ func (p *Processor) Run(ctx context.Context, r io.Reader, emit func(*Chunk) erro
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			ev := newRowEvaluator(p.kb, cache)
+			ev := newRowEvaluator(p.kb, cache, p.opts.Wire)
 			for c := range work {
 				c.Rows = make([]Row, len(c.records))
 				for i := range c.records {
@@ -312,14 +319,15 @@ func (p *Processor) readChunk(lr *labCSVReader, index, rowsBefore int) (*Chunk, 
 type rowEvaluator struct {
 	kb    *engine.Knowledge
 	cache *resultCache
+	wire  func(engine.Result) any
 	buf   bytes.Buffer
 	enc   *json.Encoder
 	key   []byte
 	hits  int
 }
 
-func newRowEvaluator(kb *engine.Knowledge, cache *resultCache) *rowEvaluator {
-	ev := &rowEvaluator{kb: kb, cache: cache}
+func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
+	ev := &rowEvaluator{kb: kb, cache: cache, wire: wire}
 	ev.enc = json.NewEncoder(&ev.buf)
 	ev.enc.SetEscapeHTML(false)
 	return ev
@@ -413,7 +421,7 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row could not be evaluated"}}
 	}
 	ev.buf.Reset()
-	if err := ev.enc.Encode(res); err != nil {
+	if err := ev.enc.Encode(ev.wire(res)); err != nil {
 		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row's result could not be encoded"}}
 	}
 	b := bytes.TrimSuffix(ev.buf.Bytes(), []byte("\n"))

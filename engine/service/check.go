@@ -11,27 +11,30 @@ import (
 )
 
 // checkRecord is the audit record of a check: the engine request and the
-// result.
-type checkRecord struct {
+// answer exactly as released (its wire form).
+type checkRecord[W any] struct {
 	request engine.Request
-	result  engine.Result
+	answer  W
 }
 
-func (r checkRecord) payloads() (any, any) { return r.request, r.result }
+func (r checkRecord[W]) payloads() (any, any) { return r.request, r.answer }
 
-// Check validates and evaluates req and appends its audit entry. On a
-// validation problem it returns the *engine.ValidationError; on an audit
-// failure an error wrapping audit.ErrUnavailable and no result.
-func (s *Service) Check(ctx context.Context, call Call, req engine.Request) (Audited[engine.Result], error) {
+// Check validates and evaluates req, maps the result with wire to the
+// form the adapter releases, and appends the audit entry of that form. On
+// a validation problem it returns the *engine.ValidationError; on an audit
+// failure an error wrapping audit.ErrUnavailable and no answer.
+func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[W], error) {
+	var zero Audited[W]
 	res, err := engine.Evaluate(s.kb, req)
 	if err != nil {
-		return Audited[engine.Result]{}, err
+		return zero, err
 	}
-	id, err := s.append(ctx, call, checkRecord{request: req, result: res})
+	w := wire(res)
+	id, err := s.append(ctx, call, checkRecord[W]{request: req, answer: w})
 	if err != nil {
-		return Audited[engine.Result]{}, err
+		return zero, err
 	}
-	return Audited[engine.Result]{Result: res, AuditID: id}, nil
+	return Audited[W]{Result: w, AuditID: id}, nil
 }
 
 // MedicationList is the input of CheckMany: one patient, several drugs.

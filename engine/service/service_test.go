@@ -78,7 +78,8 @@ func ops(t *testing.T, svc *service.Service) []op {
 	demo := cls.DemoCases()[0]
 	return []op{
 		{"check", func(s *service.Service) (string, bool, error) {
-			a, err := s.Check(context.Background(), call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}})
+			a, err := service.Check(context.Background(), s, call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
+				func(r engine.Result) engine.Result { return r })
 			return a.AuditID, a.Result.Drug != "", err
 		}},
 		{"check-many", func(s *service.Service) (string, bool, error) {
@@ -108,7 +109,7 @@ func ops(t *testing.T, svc *service.Service) []op {
 			return a.AuditID, a.Result.Stored == 1, err
 		}},
 		{"csv-batch", func(s *service.Service) (string, bool, error) {
-			b := s.NewCSVBatch(call, service.CSVFile{Name: "a.csv", Format: "json"}, labcsv.Options{})
+			b := s.NewCSVBatch(call, service.CSVFile{Name: "a.csv", Format: "json"}, labcsv.Options{Wire: func(r engine.Result) any { return r }})
 			released := 0
 			st, err := b.Run(context.Background(), strings.NewReader(labcsv.Header+"\nclopidogrel,rs4244285,,,,p1\n"),
 				func(int) error { return nil },

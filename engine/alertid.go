@@ -1,0 +1,19 @@
+package engine
+
+import "strconv"
+
+// identifyAlerts gives every alert of the answer its ID, in the order the
+// alerts were found, and keys the recommendations that produced them by
+// that ID. It runs before the alerts are sorted, so that everything later
+// (alternatives, citations) finds an alert's recommendation by ID, never
+// by position.
+func (ev *evaluation) identifyAlerts() {
+	ev.byAlert = make(map[string]*Recommendation, len(ev.matched))
+	for i := range ev.res.Alerts {
+		id := "alert-" + strconv.Itoa(i+1)
+		ev.res.Alerts[i].ID = id
+		if r := ev.matched[i]; r != nil {
+			ev.byAlert[id] = r
+		}
+	}
+}
