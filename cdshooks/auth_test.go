@@ -21,6 +21,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
 const selectPath = "/cds-services/pgx-order-select"
@@ -193,12 +194,13 @@ func TestConfigRefusals(t *testing.T) {
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(clients, []byte(`[{"iss":"a","jwks_file":"/x"}]`), 0o600)
+	fb := openFeedback(t, dir)
 	for name, cfg := range map[string]cdshooks.Config{
-		"clients without public URL": {ClientsFile: clients, DataDir: dir},
-		"dev switch on 0.0.0.0":      {DevUnauthenticated: true, ListenAddr: "0.0.0.0:8080", DataDir: dir},
+		"clients without public URL": {ClientsFile: clients, Feedback: fb},
+		"dev switch on 0.0.0.0":      {DevUnauthenticated: true, ListenAddr: "0.0.0.0:8080", Feedback: fb},
+		"no feedback store":          {PublicURL: "https://cds.example", ClientsFile: clients},
 	} {
-		if s, err := cdshooks.New(context.Background(), svc, cfg, nil); err == nil {
-			s.Close()
+		if _, err := cdshooks.New(svc, cfg, nil); err == nil {
 			t.Errorf("%s: started", name)
 		}
 	}
@@ -248,7 +250,17 @@ func TestRedisReplayShared(t *testing.T) {
 		t.Skip("PGXSAFETY_TEST_REDIS_URL is not set; the shared Redis replay cache is not tested")
 	}
 	mk := func() *env {
-		return newEnv(t, func(c *cdshooks.Config, _ *[]cdshooks.TrustedClient) { c.RedisURL = url })
+		rdb, err := redisstore.NewClient(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rdb.Close() })
+		if err := rdb.Ping(context.Background()).Err(); err != nil {
+			t.Fatalf("Redis at PGXSAFETY_TEST_REDIS_URL is set but unreachable: %v", err)
+		}
+		return newEnv(t, func(c *cdshooks.Config, _ *[]cdshooks.TrustedClient) {
+			c.Replay = redisstore.NewReplayCache(rdb, fixedClock)
+		})
 	}
 	a, b := mk(), mk()
 	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")

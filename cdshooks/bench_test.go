@@ -121,13 +121,12 @@ func BenchmarkOrderSignVsCheck(b *testing.B) {
 	clients, _ := json.Marshal([]cdshooks.TrustedClient{{Iss: specIssuer, JWKSFile: filepath.Join(testdataCD, "spec", "spec-2.0.1_jwks-public.json")}})
 	clientsFile := filepath.Join(dir, "clients.json")
 	_ = os.WriteFile(clientsFile, clients, 0o600)
-	cds, err := cdshooks.New(context.Background(), svc, cdshooks.Config{
-		PublicURL: publicURL, ClientsFile: clientsFile, DevUnauthenticated: true, ListenAddr: "127.0.0.1:0", DataDir: dir,
+	cds, err := cdshooks.New(svc, cdshooks.Config{
+		PublicURL: publicURL, ClientsFile: clientsFile, DevUnauthenticated: true, ListenAddr: "127.0.0.1:0", Feedback: openFeedback(b, dir),
 	}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cds.Close()
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{}).Register(r)
 	cds.Register(r)

@@ -14,19 +14,15 @@
 package cdshooks
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -35,15 +31,16 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
-// Environment variables read by ConfigFromEnv (DESIGN.md §7).
+// EnvDevUnauthenticated names the development switch (read by cmd):
+// hook calls without a token are accepted from loopback clients of a
+// server listening on loopback only. For local trials with a sandbox;
+// never in production.
+const EnvDevUnauthenticated = "PGXSAFETY_CDS_DEV_UNAUTHENTICATED"
+
+// Names of the settings, for error messages (cmd reads them).
 const (
-	EnvPublicURL = "PGXSAFETY_PUBLIC_URL"
-	EnvClients   = "PGXSAFETY_CDS_CLIENTS"
-	EnvRedisURL  = "PGXSAFETY_REDIS_URL"
-	// EnvDevUnauthenticated=1 accepts hook calls without a token, from
-	// loopback clients of a server listening on loopback only. For local
-	// trials with a sandbox; never in production.
-	EnvDevUnauthenticated = "PGXSAFETY_CDS_DEV_UNAUTHENTICATED"
+	settingPublicURL = "PGXSAFETY_PUBLIC_URL"
+	settingClients   = "PGXSAFETY_CDS_CLIENTS"
 )
 
 // SMARTLaunchPath is the path, under the public URL, of the SMART review
@@ -72,17 +69,17 @@ type Config struct {
 	PublicURL string
 	// ClientsFile names the trusted-clients JSON file.
 	ClientsFile string
-	// RedisURL, when set, keeps the jti replay cache in Redis.
-	RedisURL string
+	// Replay is the jti replay cache (NewRedisReplayCache to share it
+	// between replicas); nil means one in memory.
+	Replay ReplayCache
 	// DevUnauthenticated accepts calls without a token (loopback only).
 	DevUnauthenticated bool
 	// ListenAddr is the server's listen address (checked to be loopback
 	// when DevUnauthenticated is set).
 	ListenAddr string
-	// DatabaseURL and DataDir locate the feedback store (the audit log's
-	// settings: see OpenFeedbackStore).
-	DatabaseURL string
-	DataDir     string
+	// Feedback stores the feedback posts (sqlstore.OpenFeedback).
+	// Required.
+	Feedback service.FeedbackStore
 	// KeySetClient fetches client key sets; nil for the default.
 	KeySetClient *http.Client
 	// FHIR configures the FHIR client used when prefetch is incomplete.
@@ -90,39 +87,6 @@ type Config struct {
 	// DataTimeout bounds the FHIR fetches of one call; zero means
 	// DefaultDataTimeout.
 	DataTimeout time.Duration
-}
-
-// ConfigFromEnv reads the CDS settings from the environment; the listen
-// address and the audit log's database settings come from the serve
-// configuration.
-func ConfigFromEnv(listenAddr, dataDir, databaseURL string) (Config, error) {
-	cfg := Config{
-		PublicURL:   strings.TrimSpace(os.Getenv(EnvPublicURL)),
-		ClientsFile: strings.TrimSpace(os.Getenv(EnvClients)),
-		RedisURL:    strings.TrimSpace(os.Getenv(EnvRedisURL)),
-		ListenAddr:  listenAddr,
-		DatabaseURL: databaseURL,
-		DataDir:     dataDir,
-	}
-	if v := strings.TrimSpace(os.Getenv(EnvDevUnauthenticated)); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, fmt.Errorf("%s must be true or false, got %q", EnvDevUnauthenticated, v)
-		}
-		cfg.DevUnauthenticated = b
-	}
-	return cfg, nil
-}
-
-// NewFromEnv builds the CDS surface from the environment (ConfigFromEnv)
-// and the serve configuration: listen address, data directory and the
-// audit log's database URL.
-func NewFromEnv(ctx context.Context, svc *service.Service, listenAddr, dataDir, databaseURL string, log *zap.Logger) (*Server, error) {
-	cfg, err := ConfigFromEnv(listenAddr, dataDir, databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return New(ctx, svc, cfg, log)
 }
 
 // Server serves the CDS Hooks endpoints.
@@ -135,8 +99,7 @@ type Server struct {
 	cfg      Config
 	public   *url.URL // nil when no public URL is configured
 	auth     *Authenticator
-	feedback FeedbackStore
-	redis    *redis.Client
+	feedback service.FeedbackStore
 	services map[string]cdsService
 	disco    Discovery
 }
@@ -144,7 +107,7 @@ type Server struct {
 // New builds the CDS surface over svc. It refuses a configuration that
 // would serve hook calls unauthenticated outside the development switch's
 // limits.
-func New(ctx context.Context, svc *service.Service, cfg Config, log *zap.Logger) (*Server, error) {
+func New(svc *service.Service, cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -159,7 +122,7 @@ func New(ctx context.Context, svc *service.Service, cfg Config, log *zap.Logger)
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(cfg.PublicURL, "/"))
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return nil, fmt.Errorf("%s must be an absolute http(s) URL without query or fragment", EnvPublicURL)
+			return nil, fmt.Errorf("%s must be an absolute http(s) URL without query or fragment", settingPublicURL)
 		}
 		s.public = u
 	}
@@ -172,61 +135,35 @@ func New(ctx context.Context, svc *service.Service, cfg Config, log *zap.Logger)
 	}
 	if cfg.ClientsFile != "" {
 		if s.public == nil {
-			return nil, fmt.Errorf("%s is required with %s: a token's aud must equal the URL called", EnvPublicURL, EnvClients)
+			return nil, fmt.Errorf("%s is required with %s: a token's aud must equal the URL called", settingPublicURL, settingClients)
 		}
 		clients, err := LoadClients(cfg.ClientsFile)
 		if err != nil {
 			return nil, err
 		}
-		var replay ReplayCache
-		if cfg.RedisURL != "" {
-			r, c, err := NewRedisReplayCache(ctx, cfg.RedisURL, svc.Now)
-			if err != nil {
-				return nil, fmt.Errorf("CDS jti replay cache: %w", err)
-			}
-			replay, s.redis = r, c
-		} else {
+		replay := cfg.Replay
+		if replay == nil {
 			replay = NewMemoryReplayCache(svc.Now)
 		}
 		s.auth, err = NewAuthenticator(clients, replay, cfg.KeySetClient, svc.Now)
 		if err != nil {
-			s.Close()
 			return nil, err
 		}
-		log.Info("CDS Hooks: EHR tokens verified", zap.Int("trusted_clients", len(clients)), zap.Bool("redis_replay_cache", s.redis != nil))
+		log.Info("CDS Hooks: EHR tokens verified", zap.Int("trusted_clients", len(clients)), zap.Bool("shared_replay_cache", cfg.Replay != nil))
 	} else if !cfg.DevUnauthenticated {
-		log.Warn("CDS Hooks: no trusted clients configured; hook and feedback calls are refused (set " + EnvClients + ")")
+		log.Warn("CDS Hooks: no trusted clients configured; hook and feedback calls are refused (set " + settingClients + ")")
 	}
-	fs, err := OpenFeedbackStore(ctx, cfg.DatabaseURL, cfg.DataDir)
-	if err != nil {
-		s.Close()
-		return nil, err
+	if cfg.Feedback == nil {
+		return nil, errors.New("cdshooks: no feedback store configured")
 	}
-	s.feedback = fs
+	s.feedback = cfg.Feedback
 	s.services, s.disco = services()
 	return s, nil
 }
 
 // WithFeedbackStore replaces the feedback store (tests use it to inject
-// failures); the previous store is closed.
-func (s *Server) WithFeedbackStore(fs FeedbackStore) {
-	if s.feedback != nil {
-		_ = s.feedback.Close()
-	}
-	s.feedback = fs
-}
-
-// Close releases the feedback store and the Redis client.
-func (s *Server) Close() error {
-	var errs []error
-	if s.feedback != nil {
-		errs = append(errs, s.feedback.Close())
-	}
-	if s.redis != nil {
-		errs = append(errs, s.redis.Close())
-	}
-	return errors.Join(errs...)
-}
+// failures).
+func (s *Server) WithFeedbackStore(fs service.FeedbackStore) { s.feedback = fs }
 
 // Register adds the CDS Hooks endpoints to r. They carry their own
 // authentication (EHR JWTs), not the REST surfaces' OIDC middleware.

@@ -1,6 +1,8 @@
 package cdshooks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -42,7 +44,7 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	principal := caller.principal()
 	now := s.svc.Now()
-	recs := make([]FeedbackRecord, len(in.Feedback))
+	recs := make([]service.FeedbackItem, len(in.Feedback))
 	rec := service.FeedbackRecord{Service: id, Feedback: make([]json.RawMessage, len(in.Feedback))}
 	for i, f := range in.Feedback {
 		item, err := json.Marshal(f)
@@ -50,17 +52,14 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("encode feedback item: %w", err)
 		}
 		key := FeedbackKey(f.Card, f.Outcome, times[i])
-		recs[i] = FeedbackRecord{Key: key, Service: id, Card: f.Card, Outcome: f.Outcome, OutcomeTimestamp: times[i],
+		recs[i] = service.FeedbackItem{Key: key, Service: id, Card: f.Card, Outcome: f.Outcome, OutcomeTimestamp: times[i],
 			Item: item, Issuer: principal.Issuer, ReceivedAt: now}
 		rec.Feedback[i] = item
 		rec.Keys = append(rec.Keys, key)
 	}
 	ctx := r.Context()
 	call := service.Call{Principal: principal, Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
-	res, err := s.svc.Feedback(ctx, call, rec, func(commit func(stored, duplicates int) error) error {
-		_, _, err := s.feedback.Store(ctx, recs, commit)
-		return err
-	})
+	res, err := s.svc.Feedback(ctx, call, rec, s.feedback, recs)
 	if err != nil {
 		return err
 	}
@@ -119,4 +118,11 @@ func validateFeedback(in feedbackRequest) ([]time.Time, error) {
 		return nil, invalid(ps...)
 	}
 	return times, nil
+}
+
+// FeedbackKey is the idempotency key of a feedback item: SHA-256 of the
+// card uuid, the outcome and the outcome time in UTC.
+func FeedbackKey(card, outcome string, at time.Time) string {
+	h := sha256.Sum256([]byte(card + "\x00" + outcome + "\x00" + at.UTC().Format(time.RFC3339Nano)))
+	return hex.EncodeToString(h[:])
 }

@@ -3,7 +3,6 @@ package cdshooks_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 )
 
 const feedbackPath = "/cds-services/pgx-order-select/feedback"
@@ -41,7 +41,7 @@ func TestFeedbackStoredAndAudited(t *testing.T) {
 		{"spec-2.0.1_feedback-overridden-with-reason.json", "9368d37b-283f-44a0-93ea-547cebab93ed", 1, 0},
 		{"spec-2.0.1_feedback-accepted.json", "4e0a3a1e-3283-4575-ab82-028d55fe2719", 0, 1},
 	}
-	store, err := cdshooks.OpenFeedbackStore(context.Background(), "", e.dir)
+	store, err := sqlstore.OpenFeedback(context.Background(), "", e.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,47 +120,12 @@ func TestFeedbackNotStoredWhenAuditFails(t *testing.T) {
 	e := newEnvWith(t, dir, failingAppender{})
 	rec := e.post(feedbackPath, specFeedback(t, "spec-2.0.1_feedback-accepted.json"), &token{})
 	problemOf(t, rec, http.StatusServiceUnavailable)
-	store, err := cdshooks.OpenFeedbackStore(context.Background(), "", dir)
+	store, err := sqlstore.OpenFeedback(context.Background(), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	if n, _ := store.Count(context.Background(), "4e0a3a1e-3283-4575-ab82-028d55fe2719"); n != 0 {
 		t.Errorf("%d items stored without an audit entry", n)
-	}
-}
-
-// TestFeedbackStorePostgres runs the store against PostgreSQL when
-// PGXSAFETY_TEST_DATABASE_URL is set.
-func TestFeedbackStorePostgres(t *testing.T) {
-	url := os.Getenv("PGXSAFETY_TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("PGXSAFETY_TEST_DATABASE_URL is not set; the PostgreSQL feedback store is not tested")
-	}
-	ctx := context.Background()
-	s, err := cdshooks.OpenFeedbackStore(ctx, url, "")
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer s.Close()
-	card := "pg-" + newJTI()
-	rec := cdshooks.FeedbackRecord{Key: cdshooks.FeedbackKey(card, "overridden", fixedNow), Service: "pgx-order-select", Card: card,
-		Outcome: "overridden", OutcomeTimestamp: fixedNow, Item: []byte(`{}`), Issuer: "i", ReceivedAt: fixedNow}
-	ok := func(int, int) error { return nil }
-	if st, dup, err := s.Store(ctx, []cdshooks.FeedbackRecord{rec}, ok); err != nil || st != 1 || dup != 0 {
-		t.Fatalf("first store: %d %d %v", st, dup, err)
-	}
-	if st, dup, err := s.Store(ctx, []cdshooks.FeedbackRecord{rec}, ok); err != nil || st != 0 || dup != 1 {
-		t.Fatalf("second store: %d %d %v", st, dup, err)
-	}
-	rec2 := rec
-	rec2.Key = cdshooks.FeedbackKey(card, "accepted", fixedNow)
-	rec2.Outcome = "accepted"
-	boom := errors.New("audit down")
-	if _, _, err := s.Store(ctx, []cdshooks.FeedbackRecord{rec2}, func(int, int) error { return boom }); !errors.Is(err, boom) {
-		t.Fatalf("audit failure not returned: %v", err)
-	}
-	if n, err := s.Count(ctx, card); err != nil || n != 1 {
-		t.Errorf("count = %d (%v), want 1: the unaudited item must not be stored", n, err)
 	}
 }

@@ -105,7 +105,7 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 		Iss:      specIssuer,
 		JWKSFile: filepath.Join(testdataCD, "spec", "spec-2.0.1_jwks-public.json"),
 	}}
-	cfg := cdshooks.Config{PublicURL: publicURL, DataDir: dir, ListenAddr: "127.0.0.1:0"}
+	cfg := cdshooks.Config{PublicURL: publicURL, Feedback: openFeedback(t, dir), ListenAddr: "127.0.0.1:0"}
 	for _, o := range opts {
 		o(&cfg, &clients)
 	}
@@ -117,11 +117,10 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 		}
 	}
 	svc := service.New(kb, app, fixedClock)
-	srv, err := cdshooks.New(context.Background(), svc, cfg, zap.NewNop())
+	srv, err := cdshooks.New(svc, cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
 	r := httpx.NewRouter()
 	srv.Register(r)
 	e := &env{t: t, h: httpx.Wrap(r, zap.NewNop()), server: srv, dir: dir}
@@ -432,4 +431,15 @@ func prefetchOf(t testing.TB, body []byte) map[string]json.RawMessage {
 		t.Fatal(err)
 	}
 	return r.Prefetch
+}
+
+// openFeedback opens the feedback store of the SQLite audit log in dir.
+func openFeedback(t testing.TB, dir string) *sqlstore.FeedbackStore {
+	t.Helper()
+	fb, err := sqlstore.OpenFeedback(context.Background(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fb.Close() })
+	return fb
 }

@@ -47,11 +47,15 @@ func newFullServer(t *testing.T) fullServer {
 	svc := service.New(kb, store, fixedClock)
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
-	cds, err := cdshooks.New(ctx, svc, cdshooks.Config{DataDir: dir, ListenAddr: "127.0.0.1:0"}, zap.NewNop())
+	fb, err := sqlstore.OpenFeedback(ctx, "", dir)
+	if err != nil {
+		t.Fatalf("open feedback store: %v", err)
+	}
+	t.Cleanup(func() { fb.Close() })
+	cds, err := cdshooks.New(svc, cdshooks.Config{Feedback: fb, ListenAddr: "127.0.0.1:0"}, zap.NewNop())
 	if err != nil {
 		t.Fatalf("cdshooks: %v", err)
 	}
-	t.Cleanup(func() { _ = cds.Close() })
 	cds.Register(r)
 	r.Handle("/metrics", httpx.NewMetrics().Handler()).Methods(http.MethodGet)
 	return fullServer{router: r, h: httpx.Wrap(r, zap.NewNop())}

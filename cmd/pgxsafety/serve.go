@@ -26,6 +26,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
 // Defaults of the serve configuration (DESIGN.md §7).
@@ -158,6 +159,9 @@ type serveConfig struct {
 	// POST /pgx/batch_csv limits (0: the pgxapi defaults).
 	batchCSVMaxBytes int64
 	batchCSVMaxRows  int
+	// CDS Hooks: the trusted-clients file and the development switch.
+	cdsClientsFile        string
+	cdsDevUnauthenticated bool
 }
 
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
@@ -208,6 +212,10 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 		return cfg, err
 	}
 	if cfg.batchCSVMaxBytes, cfg.batchCSVMaxRows, err = batchLimitsFromEnv(); err != nil {
+		return cfg, err
+	}
+	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
+	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
 		return cfg, err
 	}
 	if cfg.publicURL != "" {
@@ -336,10 +344,19 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	limiter, err := newLimiter(ctx, cfg, s, log, o.now)
+	rdb, err := newRedis(ctx, cfg, s, log)
 	if err != nil {
 		return nil, err
 	}
+	limiter, err := newLimiter(cfg, rdb, s, log, o.now)
+	if err != nil {
+		return nil, err
+	}
+	feedback, err := sqlstore.OpenFeedback(ctx, cfg.databaseURL, cfg.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = feedback.Close() })
 
 	var appender audit.Appender = s.store
 	if o.appender != nil {
@@ -354,11 +371,20 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
 		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
-	cds, err := cdshooks.NewFromEnv(ctx, svc, cfg.addr, cfg.dataDir, cfg.databaseURL, log)
+	cdsCfg := cdshooks.Config{
+		PublicURL:          cfg.publicURL,
+		ClientsFile:        cfg.cdsClientsFile,
+		DevUnauthenticated: cfg.cdsDevUnauthenticated,
+		ListenAddr:         cfg.addr,
+		Feedback:           feedback,
+	}
+	if rdb != nil {
+		cdsCfg.Replay = redisstore.NewReplayCache(rdb, o.now)
+	}
+	cds, err := cdshooks.New(svc, cdsCfg, log)
 	if err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = cds.Close() })
 	cds.Register(router)
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
 
@@ -408,9 +434,31 @@ func newVerifier(ctx context.Context, cfg serveConfig, log *zap.Logger, now func
 	return v, nil
 }
 
-// newLimiter returns the per-caller rate limiter: in Redis when
-// PGXSAFETY_REDIS_URL is set (replicas share budgets), else in memory.
-func newLimiter(ctx context.Context, cfg serveConfig, s *server, log *zap.Logger, now func() time.Time) (*httpx.RateLimiter, error) {
+// newRedis returns the one Redis client of the process (nil when
+// PGXSAFETY_REDIS_URL is unset), shared by the rate limiter and the CDS
+// replay cache. Redis never stops the server from starting: see the
+// failure policy in package redisstore.
+func newRedis(ctx context.Context, cfg serveConfig, s *server, log *zap.Logger) (*redis.Client, error) {
+	if cfg.redisURL == "" {
+		return nil, nil
+	}
+	rdb, err := redisstore.NewClient(cfg.redisURL)
+	if err != nil {
+		// The URL may hold a password: do not quote it.
+		return nil, usageError("PGXSAFETY_REDIS_URL is not a redis:// or rediss:// URL")
+	}
+	s.closers = append(s.closers, func() { rdb.Close() })
+	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pingCtx).Err(); err != nil {
+		log.Warn("Redis does not answer: rate limits are kept in memory and CDS hook calls are refused (503) until it does", zap.Error(err))
+	}
+	return rdb, nil
+}
+
+// newLimiter returns the per-caller rate limiter: in Redis when rdb is set
+// (replicas share budgets), else in memory.
+func newLimiter(cfg serveConfig, rdb *redis.Client, s *server, log *zap.Logger, now func() time.Time) (*httpx.RateLimiter, error) {
 	var overrides []httpx.RateOverride
 	if cfg.rateLimitsFile != "" {
 		var err error
@@ -419,26 +467,8 @@ func newLimiter(ctx context.Context, cfg serveConfig, s *server, log *zap.Logger
 		}
 	}
 	var store httpx.RateStore
-	if cfg.redisURL != "" {
-		opt, err := redis.ParseURL(cfg.redisURL)
-		if err != nil {
-			// The URL may hold a password: do not quote it.
-			return nil, usageError("PGXSAFETY_REDIS_URL is not a redis:// or rediss:// URL")
-		}
-		opt.DialTimeout = time.Second
-		opt.ReadTimeout = 500 * time.Millisecond
-		opt.WriteTimeout = 500 * time.Millisecond
-		opt.MaxRetries = 1
-		opt.DialerRetries = 1
-		opt.DialerRetryTimeout = 10 * time.Millisecond
-		rdb := redis.NewClient(opt)
-		s.closers = append(s.closers, func() { rdb.Close() })
-		pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if err := rdb.Ping(pingCtx).Err(); err != nil {
-			log.Warn("Redis for rate limits does not answer; limiting in memory until it does", zap.Error(err))
-		}
-		store = httpx.NewRedisRateStore(rdb)
+	if rdb != nil {
+		store = redisstore.NewRateStore(rdb)
 	}
 	l, err := httpx.NewRateLimiter(store, httpx.PerMinute(cfg.ratePerMinute, cfg.rateBurst), overrides, s.metrics, log.Named("ratelimit"), now)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 )
@@ -140,13 +141,35 @@ type feedbackRecord struct {
 
 func (r feedbackRecord) payloads() (any, any) { return r.request, r.response }
 
-// Feedback audits a feedback post in the same step as it is stored: store
-// stores the items in a transaction and, before committing, calls commit
-// with the counts; commit appends the audit entry, and its error must
-// roll the transaction back (nothing is stored that is not audited).
-func (s *Service) Feedback(ctx context.Context, call Call, rec FeedbackRecord, store func(commit func(stored, duplicates int) error) error) (Audited[FeedbackOutcome], error) {
+// FeedbackItem is one CDS feedback item to store.
+type FeedbackItem struct {
+	// Key identifies the item: card uuid, outcome and outcome time.
+	Key              string
+	Service          string
+	Card             string
+	Outcome          string
+	OutcomeTimestamp time.Time
+	// Item is the feedback item as received (JSON).
+	Item       []byte
+	Issuer     string
+	ReceivedAt time.Time
+}
+
+// FeedbackStore stores feedback items idempotently.
+type FeedbackStore interface {
+	// StoreFeedback inserts the items not stored before, in one
+	// transaction, then calls audit with the counts; the transaction
+	// commits only if audit succeeds, so nothing is stored that is not
+	// audited.
+	StoreFeedback(ctx context.Context, items []FeedbackItem, audit func(stored, duplicates int) error) (stored, duplicates int, err error)
+}
+
+// Feedback stores the items of a feedback post in store and audits the
+// post in the same step: the audit entry is appended inside the store's
+// transaction, which commits only once the entry is durable.
+func (s *Service) Feedback(ctx context.Context, call Call, rec FeedbackRecord, store FeedbackStore, items []FeedbackItem) (Audited[FeedbackOutcome], error) {
 	var out Audited[FeedbackOutcome]
-	err := store(func(stored, duplicates int) error {
+	_, _, err := store.StoreFeedback(ctx, items, func(stored, duplicates int) error {
 		o := FeedbackOutcome{Stored: stored, Duplicates: duplicates}
 		id, err := s.append(ctx, call, feedbackRecord{request: rec, response: o})
 		if err != nil {

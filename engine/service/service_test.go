@@ -105,7 +105,7 @@ func ops(t *testing.T, svc *service.Service) []op {
 		}},
 		{"feedback", func(s *service.Service) (string, bool, error) {
 			a, err := s.Feedback(context.Background(), call, service.FeedbackRecord{Service: "x", Feedback: []json.RawMessage{[]byte(`{}`)}, Keys: []string{"k"}},
-				func(commit func(int, int) error) error { return commit(1, 0) })
+				oneNewItem{}, []service.FeedbackItem{{Key: "k"}})
 			return a.AuditID, a.Result.Stored == 1, err
 		}},
 		{"csv-batch", func(s *service.Service) (string, bool, error) {
@@ -189,4 +189,15 @@ func TestHookRecordsEveryEvaluation(t *testing.T) {
 	if len(rec.Evaluations) != 2 || rec.Evaluations[0].Error != "" || rec.Evaluations[1].Error == "" {
 		t.Fatalf("evaluations = %+v", rec.Evaluations)
 	}
+}
+
+// oneNewItem is a feedback store (a test double) that stores every item
+// as new.
+type oneNewItem struct{}
+
+func (oneNewItem) StoreFeedback(_ context.Context, items []service.FeedbackItem, audit func(int, int) error) (int, int, error) {
+	if err := audit(len(items), 0); err != nil {
+		return 0, 0, err
+	}
+	return len(items), 0, nil
 }

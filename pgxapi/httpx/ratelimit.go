@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
@@ -120,34 +118,6 @@ func (m *MemoryRateStore) AllowN(_ context.Context, key string, l Limit, n int) 
 	}
 	m.tat[key] = newTat
 	return Decision{Allowed: true, Remaining: int(diff / interval), ResetAfter: newTat.Sub(now)}, nil
-}
-
-// RedisRateStore keeps budgets in Redis (GCRA by redis_rate), so every
-// replica configured with the same Redis shares one budget per caller.
-// It uses the Redis server's clock.
-type RedisRateStore struct {
-	limiter *redis_rate.Limiter
-}
-
-// NewRedisRateStore returns a store using rdb.
-func NewRedisRateStore(rdb *redis.Client) *RedisRateStore {
-	return &RedisRateStore{limiter: redis_rate.NewLimiter(rdb)}
-}
-
-// AllowN implements RateStore.
-func (s *RedisRateStore) AllowN(ctx context.Context, key string, l Limit, n int) (Decision, error) {
-	if !l.valid() || n <= 0 {
-		return Decision{}, fmt.Errorf("rate limit: invalid limit %+v or cost %d", l, n)
-	}
-	res, err := s.limiter.AllowN(ctx, key, redis_rate.Limit{Rate: l.Rate, Burst: l.Burst, Period: l.Period}, n)
-	if err != nil {
-		return Decision{}, fmt.Errorf("rate limit: redis: %w", err)
-	}
-	d := Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: res.ResetAfter}
-	if !d.Allowed {
-		d.RetryAfter = res.RetryAfter
-	}
-	return d, nil
 }
 
 // RateOverride is a negotiated limit for one client (a lab pilot, a

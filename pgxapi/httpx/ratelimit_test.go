@@ -21,6 +21,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
 // fixedVerifier accepts any token "sub:<subject>" (a test double: the
@@ -318,7 +319,7 @@ func TestRedisSharedBudget(t *testing.T) {
 	lim := httpx.Limit{Rate: 60, Period: time.Hour, Burst: 60}
 	var servers [2]http.Handler
 	for i := range servers {
-		l, err := httpx.NewRateLimiter(httpx.NewRedisRateStore(redisClient(t)), lim, nil, nil, nil, nil)
+		l, err := httpx.NewRateLimiter(redisstore.NewRateStore(redisClient(t)), lim, nil, nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +355,7 @@ func TestRedisDownFallsBackToMemory(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	c := newClock()
 	m := httpx.NewMetrics()
-	l, err := httpx.NewRateLimiter(httpx.NewRedisRateStore(rdb), httpx.PerMinute(60, 0), nil, m, zap.NewNop(), c.Now)
+	l, err := httpx.NewRateLimiter(redisstore.NewRateStore(rdb), httpx.PerMinute(60, 0), nil, m, zap.NewNop(), c.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
