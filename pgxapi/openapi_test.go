@@ -154,7 +154,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 }
 
 // TestOpenAPIDocumentConsistent: every $ref resolves, every operation has
-// an id, and the auth rule of httpx (RequiresAuth) agrees with each
+// an id, and the auth rule (pgxapi.Protection) agrees with each
 // operation's security.
 func TestOpenAPIDocumentConsistent(t *testing.T) {
 	fs := newFullServer(t)
@@ -203,10 +203,10 @@ func TestOpenAPIDocumentConsistent(t *testing.T) {
 				}
 			}
 			req := httptest.NewRequest(strings.ToUpper(m), strings.ReplaceAll(strings.ReplaceAll(path, "{", "x"), "}", ""), nil)
-			if want := httpx.RequiresAuth(req); bearer != want {
+			if want := pgxapi.Protection.RequiresAuth(req); bearer != want {
 				t.Errorf("%s: bearerAuth documented %v, httpx.RequiresAuth %v", name, bearer, want)
 			}
-			if want := httpx.RequiresAuth(req); want && op["responses"].(map[string]any)["401"] == nil {
+			if want := pgxapi.Protection.RequiresAuth(req); want && op["responses"].(map[string]any)["401"] == nil {
 				t.Errorf("%s requires a token but documents no 401", name)
 			}
 		}
@@ -441,7 +441,7 @@ func TestOpenAPIAuthenticatedResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := httpx.Chain(fs.router, httpx.Options{Log: zap.NewNop(), Verifier: verifier, Limiter: limiter})
+	h := httpx.Chain(fs.router, httpx.Options{Log: zap.NewNop(), Protected: pgxapi.Protection, Verifier: verifier, Limiter: limiter})
 	token, err := httpx.MintDevToken(key, "openapi-test", time.Hour, fixedNow)
 	if err != nil {
 		t.Fatal(err)

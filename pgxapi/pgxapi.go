@@ -101,6 +101,14 @@ func New(svc *service.Service, store AuditStore, log *zap.Logger, cfg Config) *S
 	return s
 }
 
+// Protection is the authentication rule of the REST surface, handed to
+// httpx.Chain by the server: every route under /pgx and /classifier_v2
+// needs a bearer token, except GET (or HEAD) /pgx/version and /pgx/status.
+var Protection = httpx.Protection{
+	Prefixes: []string{"/pgx", "/classifier_v2"},
+	Public:   []string{"/pgx/version", "/pgx/status"},
+}
+
 // Register adds the endpoints to r. Use httpx.NewRouter for r and wrap the
 // router with httpx.Wrap.
 func (s *Server) Register(r *mux.Router) {

@@ -367,7 +367,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	s.router = router
 
 	// Surfaces. Authentication and rate limits are applied by httpx.Chain
-	// by path prefix (/pgx/, /classifier_v2/), not per route.
+	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
 		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
@@ -389,12 +389,13 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
 
 	s.handler = httpx.Chain(router, httpx.Options{
-		Log:      log,
-		Metrics:  s.metrics,
-		Verifier: verifier,
-		Limiter:  limiter,
-		CORS:     httpx.CORS{AllowedOrigins: cfg.corsOrigins},
-		HSTS:     strings.HasPrefix(cfg.publicURL, "https://"),
+		Log:       log,
+		Metrics:   s.metrics,
+		Verifier:  verifier,
+		Protected: pgxapi.Protection,
+		Limiter:   limiter,
+		CORS:      httpx.CORS{AllowedOrigins: cfg.corsOrigins},
+		HSTS:      strings.HasPrefix(cfg.publicURL, "https://"),
 	})
 	return s, nil
 }

@@ -612,33 +612,38 @@ const (
 	TypeIdentityUnavailable = "urn:pgxsafety:problem:identity-unavailable"
 )
 
-// authPrefixes are the path prefixes whose every route requires a token.
-var authPrefixes = []string{"/pgx", "/classifier_v2"}
-
-// publicRoutes are the only routes under authPrefixes answered without a
-// token, for GET and HEAD.
-var publicRoutes = []string{"/pgx/version", "/pgx/status"}
+// Protection says which requests need a bearer token. A surface states
+// its own (pgxapi.Protection) and the server hands it to Chain: httpx
+// knows no surface's paths.
+type Protection struct {
+	// Prefixes are the path prefixes ("/pgx") whose every route requires
+	// a token, including routes added later and paths no route matches.
+	Prefixes []string
+	// Public are the only routes under Prefixes answered without a token,
+	// for GET and HEAD.
+	Public []string
+}
 
 // RequiresAuth reports whether r needs a bearer token: everything under
-// /pgx/ and /classifier_v2/ except GET (or HEAD) /pgx/version and
-// /pgx/status. The rule works on path prefixes, so routes added later
-// under those prefixes are protected without registering them anywhere.
-// Both the raw and the cleaned path are checked, so dot segments or
-// doubled slashes cannot step around it.
-func RequiresAuth(r *http.Request) bool {
+// the protected prefixes except GET (or HEAD) of a public route. The rule
+// works on path prefixes, so routes added later under those prefixes are
+// protected without registering them anywhere. Both the raw and the
+// cleaned path are checked, so dot segments or doubled slashes cannot
+// step around it.
+func (pr Protection) RequiresAuth(r *http.Request) bool {
 	p := r.URL.Path
 	clean := path.Clean("/" + p)
-	if !underAuthPrefix(p) && !underAuthPrefix(clean) {
+	if !pr.under(p) && !pr.under(clean) {
 		return false
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && p == clean && slices.Contains(publicRoutes, p) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && p == clean && slices.Contains(pr.Public, p) {
 		return false
 	}
 	return true
 }
 
-func underAuthPrefix(p string) bool {
-	for _, prefix := range authPrefixes {
+func (pr Protection) under(p string) bool {
+	for _, prefix := range pr.Prefixes {
 		if p == prefix || strings.HasPrefix(p, prefix+"/") {
 			return true
 		}
@@ -687,15 +692,15 @@ func unauthorized() *Error {
 	}
 }
 
-// Authenticate requires a valid bearer token on every request RequiresAuth
-// selects, and puts the verified principal into the request context
+// Authenticate requires a valid bearer token on every request that pr
+// protects, and puts the verified principal into the request context
 // (WithPrincipal). Missing or invalid tokens get 401 problems with
 // WWW-Authenticate; when the identity provider's keys cannot be obtained
 // the answer is 503. Tokens are never logged.
-func Authenticate(v Verifier, m *Metrics) func(http.Handler) http.Handler {
+func Authenticate(v Verifier, pr Protection, m *Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !RequiresAuth(r) {
+			if !pr.RequiresAuth(r) {
 				next.ServeHTTP(w, r)
 				return
 			}

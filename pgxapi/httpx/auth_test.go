@@ -222,7 +222,7 @@ func protectedServer(v httpx.Verifier, log *zap.Logger) (http.Handler, *atomic.I
 	r.Handle("/pgx/version", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	})).Methods(http.MethodGet)
-	return httpx.Chain(r, httpx.Options{Log: log, Verifier: v}), &reached
+	return httpx.Chain(r, httpx.Options{Log: log, Protected: testProtection, Verifier: v}), &reached
 }
 
 func call(t *testing.T, h http.Handler, method, path string, header http.Header) *httptest.ResponseRecorder {
@@ -645,7 +645,7 @@ func TestRequiresAuth(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r := httptest.NewRequest(tc.method, "http://x"+tc.path, nil)
-		if got := httpx.RequiresAuth(r); got != tc.want {
+		if got := testProtection.RequiresAuth(r); got != tc.want {
 			t.Errorf("%s %s: RequiresAuth = %v, want %v", tc.method, tc.path, got, tc.want)
 		}
 	}
@@ -817,4 +817,10 @@ func FuzzAuthorizationHeader(f *testing.F) {
 			t.Fatalf("header %q: status %d", header, rec.Code)
 		}
 	})
+}
+
+// testProtection protects what the REST surface protects (pgxapi.Protection).
+var testProtection = httpx.Protection{
+	Prefixes: []string{"/pgx", "/classifier_v2"},
+	Public:   []string{"/pgx/version", "/pgx/status"},
 }

@@ -350,9 +350,13 @@ type Options struct {
 	Log *zap.Logger
 	// Metrics records request metrics.
 	Metrics *Metrics
-	// Verifier authenticates the requests RequiresAuth selects. A server
+	// Verifier authenticates the requests Protected selects. A server
 	// must set it; only tests of a single surface leave it nil.
 	Verifier Verifier
+	// Protected names the requests that need a token: the surfaces'
+	// protected and public routes (pgxapi.Protection). Required with a
+	// Verifier.
+	Protected Protection
 	// Limiter rate-limits authenticated callers.
 	Limiter *RateLimiter
 	// CORS is the cross-origin policy (off when empty).
@@ -367,10 +371,11 @@ type Options struct {
 
 // Chain wraps the router h in the service's middleware, outermost first:
 // request id, security headers, access log and metrics, panic recovery,
-// body cap, CORS, authentication (by path prefix, see RequiresAuth), rate
+// body cap, CORS, authentication (by path prefix, see Protection), rate
 // limit. Authentication and rate limits sit outside the router so that
-// every route under /pgx/ and /classifier_v2/ — including routes added
-// later and paths no route matches — is covered.
+// every route under a protected prefix — including routes added later and
+// paths no route matches — is covered. It panics when a Verifier is given
+// without protected prefixes: that server would protect nothing.
 func Chain(h http.Handler, o Options) http.Handler {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
@@ -378,7 +383,10 @@ func Chain(h http.Handler, o Options) http.Handler {
 	router, _ := h.(*mux.Router)
 	h = RateLimit(o.Limiter)(h)
 	if o.Verifier != nil {
-		h = Authenticate(o.Verifier, o.Metrics)(h)
+		if len(o.Protected.Prefixes) == 0 {
+			panic("httpx: Chain has a Verifier but no protected prefixes")
+		}
+		h = Authenticate(o.Verifier, o.Protected, o.Metrics)(h)
 	}
 	h = o.CORS.Middleware(h)
 	if o.MaxBodyBytes > 0 {

@@ -47,7 +47,7 @@ func TestAccessLogLine(t *testing.T) {
 		}
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	})).Methods(http.MethodPost)
-	h := httpx.Chain(r, httpx.Options{Log: zap.New(core), Verifier: fixedVerifier{issuer: "https://idp.test"}})
+	h := httpx.Chain(r, httpx.Options{Log: zap.New(core), Protected: testProtection, Verifier: fixedVerifier{issuer: "https://idp.test"}})
 
 	for _, query := range []string{"", "?two=1"} {
 		req := httptest.NewRequest(http.MethodPost, "/pgx/things/MRN-0012345"+query, strings.NewReader(`{"genotype":"*2/*2"}`))
@@ -104,7 +104,7 @@ func TestMetrics(t *testing.T) {
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{})
 	})).Methods(http.MethodPost)
 	r.Handle("/metrics", m.Handler()).Methods(http.MethodGet)
-	h := httpx.Chain(r, httpx.Options{Metrics: m, Verifier: fixedVerifier{}})
+	h := httpx.Chain(r, httpx.Options{Metrics: m, Protected: testProtection, Verifier: fixedVerifier{}})
 	send(t, h, http.MethodPost, "/pgx/check", "alice")
 	send(t, h, http.MethodPost, "/pgx/check", "")    // 401
 	send(t, h, http.MethodGet, "/nowhere/12345", "") // 404
@@ -157,7 +157,7 @@ func TestSecurityHeaders(t *testing.T) {
 		"Cross-Origin-Opener-Policy": "same-origin",
 	}
 	for _, hsts := range []bool{false, true} {
-		h := httpx.Chain(r, httpx.Options{Verifier: fixedVerifier{}, HSTS: hsts})
+		h := httpx.Chain(r, httpx.Options{Protected: testProtection, Verifier: fixedVerifier{}, HSTS: hsts})
 		for _, path := range []string{"/pgx/version", "/pgx/check", "/nowhere"} {
 			rec := send(t, h, http.MethodGet, path, "")
 			got := map[string]string{}
@@ -194,7 +194,7 @@ func TestCORS(t *testing.T) {
 	r.Handle("/pgx/check", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{})
 	})).Methods(http.MethodPost)
-	h := httpx.Chain(r, httpx.Options{Verifier: fixedVerifier{}, CORS: httpx.CORS{AllowedOrigins: origins}})
+	h := httpx.Chain(r, httpx.Options{Protected: testProtection, Verifier: fixedVerifier{}, CORS: httpx.CORS{AllowedOrigins: origins}})
 	do := func(method, origin, sub string, preflight bool) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "/pgx/check", nil)
 		req.Header.Set("Origin", origin)

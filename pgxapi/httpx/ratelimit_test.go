@@ -54,7 +54,7 @@ func limitedServer(l *httpx.RateLimiter, m *httpx.Metrics) http.Handler {
 	r.Handle("/pgx/version", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	})).Methods(http.MethodGet)
-	return httpx.Chain(r, httpx.Options{Verifier: fixedVerifier{issuer: "https://idp.test"}, Limiter: l, Metrics: m})
+	return httpx.Chain(r, httpx.Options{Protected: testProtection, Verifier: fixedVerifier{issuer: "https://idp.test"}, Limiter: l, Metrics: m})
 }
 
 func send(t *testing.T, h http.Handler, method, path, sub string) *httptest.ResponseRecorder {
