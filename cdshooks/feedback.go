@@ -35,7 +35,7 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in feedbackRequest
-	if err := decodeLenient(w, r, &in, FeedbackBodyLimit); err != nil {
+	if err := httpx.DecodeJSONExtensible(w, r, &in, FeedbackBodyLimit); err != nil {
 		return err
 	}
 	times, err := validateFeedback(in)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -72,7 +70,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in hookRequest
-	if err := decodeLenient(w, r, &in, HookBodyLimit); err != nil {
+	if err := httpx.DecodeJSONExtensible(w, r, &in, HookBodyLimit); err != nil {
 		return err
 	}
 	call, err := validateHook(svc.def, in)
@@ -112,49 +110,6 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Audit-Log-ID", answer.AuditID)
 	return httpx.WriteJSON(w, http.StatusOK, answer.Result)
-}
-
-// decodeLenient decodes a JSON body with encoding/json, allowing unknown
-// keys (CDS Hooks extensions), with the Content-Type (415), size (413) and
-// single-value (400) rules of the REST surfaces.
-func decodeLenient(w http.ResponseWriter, r *http.Request, dst any, limit int64) error {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	bad := err != nil || mt != "application/json"
-	for k, v := range params {
-		if k != "charset" || !strings.EqualFold(v, "utf-8") {
-			bad = true
-		}
-	}
-	if bad {
-		return &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
-			Detail: "Content-Type must be application/json", Header: http.Header{"Accept": {"application/json"}}}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
-				Detail: fmt.Sprintf("the request body exceeds the limit of %d bytes", limit)}
-		}
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the request body could not be read", Err: err}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
-				Detail:        fmt.Sprintf("field %q has the wrong type", te.Field),
-				InvalidParams: []httpx.Param{{Name: te.Field, Reason: "must be " + jsonKind(te.Type.Kind().String()) + ", not " + te.Value}}, Err: err}
-		}
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body is not a JSON object of this endpoint", Err: err}
-	}
-	if dec.More() {
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body must hold exactly one JSON value"}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed, Detail: "the body must hold exactly one JSON value"}
-	}
-	return nil
 }
 
 func jsonKind(kind string) string {

@@ -402,3 +402,18 @@ func TestPrefetchKeyStates(t *testing.T) {
 		t.Errorf("412 params = %+v", p.InvalidParams)
 	}
 }
+
+// TestHookDuplicateKeyRefused: the CDS surface uses the one JSON intake of
+// httpx, whose duplicate-key guard keeps the audited request unambiguous;
+// unknown members (extensions) are still accepted.
+func TestHookDuplicateKeyRefused(t *testing.T) {
+	e := newEnv(t)
+	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	dup := append([]byte(`{"hook":"order-select",`), body[bytes.IndexByte(body, '{')+1:]...)
+	p := problemOf(t, e.post(selectPath, dup, &token{}), http.StatusBadRequest)
+	if len(p.InvalidParams) != 1 || p.InvalidParams[0].Name != "hook" {
+		t.Errorf("invalid_params = %+v, want the duplicate key hook", p.InvalidParams)
+	}
+	ext := append([]byte(`{"extension":{"com.example":1},`), body[bytes.IndexByte(body, '{')+1:]...)
+	decodeResponse(t, e.post(selectPath, ext, &token{}))
+}

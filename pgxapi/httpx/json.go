@@ -19,6 +19,17 @@ import (
 // *Error: 415 for the media type, 413 naming the limit, 400 naming the
 // unknown field, the mistyped field or the offset of a syntax error.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
+	return decodeJSON(w, r, dst, maxBytes, true)
+}
+
+// DecodeJSONExtensible is DecodeJSON for bodies whose specification lets
+// clients add members (CDS Hooks extensions): unknown fields are ignored.
+// Every other rule holds, the duplicate-key guard included.
+func DecodeJSONExtensible(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
+	return decodeJSON(w, r, dst, maxBytes, false)
+}
+
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64, strict bool) error {
 	if err := requireJSON(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
@@ -41,7 +52,9 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 			InvalidParams: []Param{{Name: key, Reason: "duplicate key"}}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(dst); err != nil {
 		if errors.Is(err, io.EOF) {
 			return emptyBody()
