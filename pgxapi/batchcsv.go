@@ -392,12 +392,8 @@ func (b *csvBatch) writeLines(c *labcsv.Chunk, auditID string) error {
 // batchEnvelope is the envelope of the JSON answer and of the NDJSON
 // summary line.
 type batchEnvelope struct {
-	Kind              string `json:"kind,omitempty"`
-	APIVersion        string `json:"api_version"`
-	RequestID         string `json:"request_id"`
-	AuditLogID        string `json:"audit_log_id"`
-	Timestamp         string `json:"timestamp"`
-	LatencyMs         int64  `json:"latency_ms"`
+	Kind string `json:"kind,omitempty"`
+	Envelope
 	GroundingContract string `json:"grounding_contract"`
 	KnowledgeVersion  string `json:"knowledge_version"`
 	RowsTotal         int    `json:"rows_total"`
@@ -408,11 +404,7 @@ type batchEnvelope struct {
 func (b *csvBatch) finish(closing service.Audited[labcsv.Stats], start time.Time) error {
 	st := closing.Result
 	env := batchEnvelope{
-		APIVersion:        APIVersion,
-		RequestID:         b.call.RequestID,
-		AuditLogID:        closing.AuditID,
-		Timestamp:         b.s.svc.Now().UTC().Format(TimestampFormat),
-		LatencyMs:         time.Since(start).Milliseconds(),
+		Envelope:          b.s.envelope(b.call.RequestID, closing.AuditID, start),
 		GroundingContract: engine.GroundingContract,
 		KnowledgeVersion:  b.s.kb.Version.Label,
 		RowsTotal:         st.Rows,

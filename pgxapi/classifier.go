@@ -53,23 +53,15 @@ type ClassifyRequest struct {
 // classification (the four method sections esm, population, graph,
 // synthesis, then tier, rules_fired, source_citations, grounding_contract).
 type ClassifyResponse struct {
-	APIVersion string `json:"api_version"`
-	RequestID  string `json:"request_id"`
-	AuditLogID string `json:"audit_log_id"`
-	Timestamp  string `json:"timestamp"`
-	LatencyMs  int64  `json:"latency_ms"`
+	Envelope
 	classify.Result
 }
 
 // DemoResponse is the answer of POST /classifier_v2/demo/{case_name}: the
 // envelope, the case and its classification.
 type DemoResponse struct {
-	APIVersion string          `json:"api_version"`
-	RequestID  string          `json:"request_id"`
-	AuditLogID string          `json:"audit_log_id"`
-	Timestamp  string          `json:"timestamp"`
-	LatencyMs  int64           `json:"latency_ms"`
-	DemoCase   engine.DemoCase `json:"demo_case"`
+	Envelope
+	DemoCase engine.DemoCase `json:"demo_case"`
 	classify.Result
 }
 
@@ -147,11 +139,7 @@ func (a *classifierAPI) classify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := ClassifyResponse{
-		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: res.AuditID,
-		Timestamp: a.svc.Now().UTC().Format(TimestampFormat), LatencyMs: time.Since(start).Milliseconds(),
-		Result: res.Result,
-	}
+	out := ClassifyResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), Result: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
@@ -176,11 +164,7 @@ func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := DemoResponse{
-		APIVersion: ClassifierAPIVersion, RequestID: call.RequestID, AuditLogID: res.AuditID,
-		Timestamp: a.svc.Now().UTC().Format(TimestampFormat), LatencyMs: time.Since(start).Milliseconds(),
-		DemoCase: d, Result: res.Result,
-	}
+	out := DemoResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), DemoCase: d, Result: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

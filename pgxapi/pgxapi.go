@@ -195,8 +195,9 @@ type CheckResponse struct {
 	Result
 }
 
-// Envelope is the head of every audited answer of a safety endpoint
-// (spec §2.2): schema version, request and audit ids, time and latency.
+// Envelope is the head of every audited answer of the REST surface (spec
+// §2.2): schema version, request and audit ids, time and latency. The
+// check, batch, CSV batch, classify and demo answers all start with it.
 type Envelope struct {
 	APIVersion string `json:"api_version"`
 	RequestID  string `json:"request_id"`
@@ -205,13 +206,20 @@ type Envelope struct {
 	LatencyMs  int64  `json:"latency_ms"`
 }
 
-// envelope fills the envelope of an answer whose audit entry is stored.
+// envelope fills the envelope of a /pgx answer whose audit entry is
+// stored.
 func (s *Server) envelope(requestID, auditID string, start time.Time) Envelope {
+	return envelope(s.svc, APIVersion, requestID, auditID, start)
+}
+
+// envelope fills the envelope of an audited answer of schema apiVersion;
+// the timestamp is the service clock's.
+func envelope(svc *service.Service, apiVersion, requestID, auditID string, start time.Time) Envelope {
 	return Envelope{
-		APIVersion: APIVersion,
+		APIVersion: apiVersion,
 		RequestID:  requestID,
 		AuditLogID: auditID,
-		Timestamp:  s.svc.Now().UTC().Format(TimestampFormat),
+		Timestamp:  svc.Now().UTC().Format(TimestampFormat),
 		LatencyMs:  time.Since(start).Milliseconds(),
 	}
 }
