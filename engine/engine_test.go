@@ -217,23 +217,50 @@ func contains(ss []string, s string) bool {
 
 // TestNoFalseAlerts: a tested gene with no variant gives no HIGH/MODERATE
 // genotype-confirmed alert; a variant of an unrelated gene gives none for
-// the drug.
+// the drug. So that an engine answering nothing cannot pass, each case
+// also names what the answer must hold: the drug recognised, and either
+// the tested gene interpreted (called) or the drug's untested gene flagged
+// with a genotype-unknown alert.
 func TestNoFalseAlerts(t *testing.T) {
 	tests := []struct {
 		name string
 		req  engine.Request
+		// called: genes that must appear interpreted in res.Genotype;
+		// untested: genes that must have a genotype-unknown alert.
+		called, untested []string
 	}{
-		{"clopidogrel, CYP2C19 tested, nothing found", engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Indication: "PCI"}},
-		{"clopidogrel, CYP2D6 variant only", engine.Request{Drug: "clopidogrel", Variants: []string{"rs3892097"}, Indication: "PCI"}},
-		{"simvastatin, SLCO1B1 tested", engine.Request{Drug: "simvastatin", GenesTested: []string{"SLCO1B1"}}},
-		{"codeine, CYP2C19 variant only", engine.Request{Drug: "codeine", Variants: []string{"rs4244285"}}},
-		{"fluorouracil, DPYD tested", engine.Request{Drug: "fluorouracil", GenesTested: []string{"DPYD"}}},
-		{"azathioprine, TPMT and NUDT15 tested", engine.Request{Drug: "azathioprine", GenesTested: []string{"TPMT", "NUDT15"}}},
-		{"carbamazepine, HLA-B*15:02 negative and HLA-A*31:01 negative", engine.Request{Drug: "carbamazepine", HLA: map[string]string{"HLA-B*15:02": "negative", "HLA-A*31:01": "negative"}}},
+		{"clopidogrel, CYP2C19 tested, nothing found", engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Indication: "PCI"}, []string{"CYP2C19"}, nil},
+		{"clopidogrel, CYP2D6 variant only", engine.Request{Drug: "clopidogrel", Variants: []string{"rs3892097"}, Indication: "PCI"}, nil, []string{"CYP2C19"}},
+		{"simvastatin, SLCO1B1 tested", engine.Request{Drug: "simvastatin", GenesTested: []string{"SLCO1B1"}}, []string{"SLCO1B1"}, nil},
+		{"codeine, CYP2C19 variant only", engine.Request{Drug: "codeine", Variants: []string{"rs4244285"}}, nil, []string{"CYP2D6"}},
+		{"fluorouracil, DPYD tested", engine.Request{Drug: "fluorouracil", GenesTested: []string{"DPYD"}}, []string{"DPYD"}, nil},
+		{"azathioprine, TPMT and NUDT15 tested", engine.Request{Drug: "azathioprine", GenesTested: []string{"TPMT", "NUDT15"}}, []string{"TPMT", "NUDT15"}, nil},
+		{"carbamazepine, HLA-B*15:02 negative and HLA-A*31:01 negative", engine.Request{Drug: "carbamazepine", HLA: map[string]string{"HLA-B*15:02": "negative", "HLA-A*31:01": "negative"}}, []string{"HLA-B"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := check(t, tt.req)
+			if !res.DrugRecognised {
+				t.Fatalf("drug %q not recognised: nothing was checked", tt.req.Drug)
+			}
+			for _, g := range tt.called {
+				found := false
+				for _, c := range res.Genotype {
+					found = found || c.Gene == g && c.Phenotype != ""
+				}
+				if !found {
+					t.Errorf("%s was tested but is not interpreted: genotype %+v", g, res.Genotype)
+				}
+			}
+			for _, g := range tt.untested {
+				found := false
+				for _, a := range res.Alerts {
+					found = found || a.Gene == g && a.Category == engine.CategoryUnknown
+				}
+				if !found {
+					t.Errorf("no genotype-unknown alert for the untested %s: alerts %+v", g, res.Alerts)
+				}
+			}
 			for _, a := range confirmed(res) {
 				if a.Severity == "HIGH" || a.Severity == "MODERATE" {
 					t.Errorf("unexpected %s alert for %s: %s", a.Severity, a.Gene, a.Message)

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -44,13 +46,53 @@ func TestKnowledgeValidate(t *testing.T) {
 	}
 }
 
+// TestKnowledgeStats: the statistics printed are those of the embedded
+// knowledge, and they hold the counts the spec states.
 func TestKnowledgeStats(t *testing.T) {
-	out, stderr, err := runArgs(t, "knowledge", "stats")
+	kb, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := knowledge.Stats(kb)
+	out, stderr, err := runArgs(t, "knowledge", "stats", "--json")
+	if err != nil {
+		t.Fatalf("knowledge stats --json: %v\n%s", err, stderr)
+	}
+	var got knowledge.Statistics
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not the statistics: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stats differ from the embedded knowledge (-want +got):\n%s", diff)
+	}
+	rows := map[string]int{}
+	for _, tc := range got.Tables {
+		rows[tc.Name] = tc.Rows
+	}
+	// Counts the interface specification states.
+	for name, n := range map[string]int{
+		"tracked variants":               61,
+		"classifier cohort variants":     16,
+		"classifier protein sequences":   5,
+		"classifier graph nodes":         62,
+		"classifier graph edges":         54,
+		"classifier demonstration cases": 4,
+	} {
+		if rows[name] != n {
+			t.Errorf("%s: %d rows, want %d", name, rows[name], n)
+		}
+	}
+	if rows["drugs"] == 0 || rows["recommendations"] == 0 || len(got.Sources) == 0 {
+		t.Errorf("empty tables: drugs %d, recommendations %d, sources %d", rows["drugs"], rows["recommendations"], len(got.Sources))
+	}
+	text, stderr, err := runArgs(t, "knowledge", "stats")
 	if err != nil {
 		t.Fatalf("knowledge stats: %v\n%s", err, stderr)
 	}
-	if strings.TrimSpace(out) == "" {
-		t.Error("knowledge stats printed nothing")
+	for _, s := range []string{kb.Version.Label, "tracked variants", "61"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text output lacks %q:\n%s", s, text)
+		}
 	}
 }
 

@@ -449,15 +449,11 @@ func TestGroupCommitBatches(t *testing.T) {
 		}
 	}()
 	// Wait until the writer is inside OnCommit for the first entry.
-	for {
+	waitFor(t, "the writer to commit the first entry", func() bool {
 		mu.Lock()
-		n := len(batches)
-		mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(batches) == 1
+	})
 	const queued = 10
 	for i := range queued {
 		wg.Add(1)
@@ -468,9 +464,7 @@ func TestGroupCommitBatches(t *testing.T) {
 			}
 		}()
 	}
-	for len(s.queue) < queued {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the appends to queue", func() bool { return len(s.queue) >= queued })
 	close(hold)
 	wg.Wait()
 	mu.Lock()

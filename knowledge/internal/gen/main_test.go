@@ -12,7 +12,8 @@ import (
 )
 
 // dataPack returns the shared data pack directory (PGXSAFETY_DATA_PACK or
-// ../shared/data beside the repository); tests skip when it is absent.
+// ../shared/data beside the repository); tests skip when it is absent,
+// except in CI (CI=true), where they fail.
 func dataPack(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("PGXSAFETY_DATA_PACK")
@@ -20,7 +21,12 @@ func dataPack(t *testing.T) string {
 		dir = filepath.Join("..", "..", "..", "..", "shared", "data")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "pgx", "SOURCES.md")); err != nil {
-		t.Skipf("data pack not found at %s (%v); set PGXSAFETY_DATA_PACK to run the generator tests", dir, err)
+		if os.Getenv("CI") == "true" {
+			// In CI the staleness tests must run: a missing data pack is a
+			// broken CI set-up, not a reason to skip.
+			t.Fatalf("CI=true but the data pack is not at %s (%v); set PGXSAFETY_DATA_PACK", dir, err)
+		}
+		t.Skipf("data pack not found at %s (%v); set PGXSAFETY_DATA_PACK to run the generator tests (in CI, with CI=true, this fails)", dir, err)
 	}
 	return dir
 }
