@@ -416,7 +416,10 @@ func (r *Reader) record(chrom string, pos int, rest string) (Record, error) {
 	if !isBases(cols[1]) {
 		return Record{}, r.errf("REF", fmt.Sprintf("%q is not a sequence of bases A, C, G, T, N", short(cols[1])))
 	}
-	rec.Ref = strings.ToUpper(cols[1])
+	// Clone: ToUpper returns its argument when it is already upper case,
+	// and a substring would keep the whole line (every sample column)
+	// reachable for as long as the caller keeps the record.
+	rec.Ref = strings.Clone(strings.ToUpper(cols[1]))
 	if cols[2] != "." {
 		for _, alt := range strings.Split(cols[2], ",") {
 			a, ok := altAllele(alt)
@@ -584,9 +587,9 @@ func isBases(s string) bool {
 func altAllele(a string) (string, bool) {
 	switch {
 	case a == "*":
-		return a, true
+		return "*", true
 	case isBases(a):
-		return strings.ToUpper(a), true
+		return strings.Clone(strings.ToUpper(a)), true
 	case len(a) > 2 && a[0] == '<' && a[len(a)-1] == '>' && !strings.ContainsAny(a[1:len(a)-1], "<> \t,"):
 		return strings.Clone(a), true
 	case strings.ContainsAny(a, "[]") && !strings.ContainsAny(a, " \t,"):

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -300,5 +301,24 @@ func TestNormChrom(t *testing.T) {
 		if got := NormChrom(in); got != want {
 			t.Errorf("NormChrom(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRecordDoesNotPinLine: REF and ALT are copies, not substrings of the
+// line, so a record kept by the caller does not keep its (possibly very
+// long) line reachable. Substrings of "REF\tALT" would lie len(REF)+1
+// bytes apart; separate 20-byte allocations never do (size class 24).
+func TestRecordDoesNotPinLine(t *testing.T) {
+	ref, alt := strings.Repeat("A", 20), strings.Repeat("C", 20)
+	_, recs, err := readAll(t, []byte(head+"chr1\t100\trs1\t"+ref+"\t"+alt+"\t.\tPASS\t.\tGT\t0/1\t0/0\n"), Options{})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	r := recs[0]
+	if r.Ref != ref || r.Alts[0] != alt {
+		t.Fatalf("record %+v", r)
+	}
+	if uintptr(unsafe.Pointer(unsafe.StringData(r.Alts[0])))-uintptr(unsafe.Pointer(unsafe.StringData(r.Ref))) == uintptr(len(ref)+1) {
+		t.Error("REF and ALT are substrings of the line")
 	}
 }
