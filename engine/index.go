@@ -27,7 +27,9 @@ type index struct {
 	hla            map[string]*HLAAllele // "HLA-B*15:02" → allele
 	// actionableFreq is, per gene, the share of Indian-frequency-weighted
 	// alleles that are non-normal (see preTestSeverity).
-	knownNames map[string]bool // every entity name the knowledge holds (lower case)
+	knownNames map[string]bool                // every entity name the knowledge holds (lower case)
+	defs       map[string]*defIndex           // gene → allele definition (match.go)
+	defPos     map[string]map[int][]*defIndex // chrom → position → definitions using it
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -109,6 +111,11 @@ func (k *Knowledge) Build() error {
 	if len(problems) > 0 {
 		return fmt.Errorf("knowledge index: %s", strings.Join(problems, "; "))
 	}
+	defs, defPos, err := buildDefinitions(k)
+	if err != nil {
+		return fmt.Errorf("knowledge index: %w", err)
+	}
+	ix.defs, ix.defPos = defs, defPos
 	ix.knownNames = k.entityNames()
 	k.idx = ix
 	return nil
