@@ -11,6 +11,9 @@ type GeneDefinition struct {
 	DataVersion string `json:"data_version"`
 	// Positions are the defining positions in ascending order.
 	Positions []DefinedPosition `json:"positions"`
+	// IgnoredPositions are defined upstream but never used for matching
+	// (exemptions); observations there are ignored.
+	IgnoredPositions []DefinedPosition `json:"ignored_positions,omitempty"`
 	// Alleles are the named alleles; the first is the reference allele
 	// (the one matching GRCh38 at every position).
 	Alleles []DefinedAllele `json:"alleles"`

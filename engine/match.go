@@ -100,8 +100,10 @@ type GeneCall struct {
 	// differs from Diplotypes for the variant-list genes.
 	Source []string
 	// Alternatives are lower-scoring diplotypes that also fit the data
-	// ("*3B/*3C (Poor Metabolizer)"); they are not used for advice.
-	Alternatives []string
+	// (TPMT *3B/*3C beside *1/*3A), and for NAT2 the equally possible
+	// diplotypes the priority list did not pick; they are not used for
+	// advice but named in the notes.
+	Alternatives []CalledDiplotype
 	Phased       bool
 	// MissingPositions are definition positions with no call
 	// ("chr10:94761900 rs12248560").
@@ -128,6 +130,8 @@ type defIndex struct {
 	required map[int]bool
 	// used[i] are the alleles any named allele uses at position i.
 	used [][]string
+	// ignored maps ignored positions to their reference allele.
+	ignored map[int]string
 }
 
 type matchAllele struct {
@@ -148,7 +152,10 @@ func buildDefinitions(k *Knowledge) (map[string]*defIndex, map[string]map[int][]
 	byPos := map[string]map[int][]*defIndex{}
 	for gi := range k.Definitions {
 		d := &k.Definitions[gi]
-		di := &defIndex{def: d, posIdx: map[int]int{}, required: map[int]bool{}}
+		di := &defIndex{def: d, posIdx: map[int]int{}, required: map[int]bool{}, ignored: map[int]string{}}
+		for _, p := range d.IgnoredPositions {
+			di.ignored[p.Pos] = p.Ref
+		}
 		for i, p := range d.Positions {
 			di.posIdx[p.Pos] = i
 			if byPos[d.Chromosome] == nil {
@@ -267,6 +274,9 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 		o := &obs[i]
 		dis := k.idx.defPos[o.Chrom][o.Pos]
 		for _, di := range dis {
+			if ref, ok := di.ignored[o.Pos]; ok && ref == o.Ref {
+				continue // a variant PharmCAT's exemptions ignore
+			}
 			m := perGene[di.def.Gene]
 			if m == nil {
 				m = map[int]*PositionObservation{}
@@ -303,6 +313,7 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 // site is the sample's genotype at one definition position.
 type site struct {
 	missing bool
+	partial bool     // one allele is a no-call ("1/."); the other is "."
 	alleles []string // one (haploid) or two strings; strand order when phased
 	phased  bool
 	refSeen bool
@@ -384,9 +395,18 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 				continue
 			}
 		}
+		if s.partial && !d.VariantList {
+			review("%s (%s): partial genotype %s (one allele not called)", posLabel(d, p), o.Source, gtString(s.alleles, s.phased))
+			sites[i].missing = true
+			gc.MissingPositions = append(gc.MissingPositions, posLabel(d, p))
+			continue
+		}
+		if s.partial {
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", posLabel(d, p), gtString(s.alleles, s.phased)))
+		}
 		// Undocumented bases.
 		for ai, a := range s.alleles {
-			if !matchesAny(di.used[i], a) {
+			if a != "." && !matchesAny(di.used[i], a) {
 				if d.UndocumentedAsReference {
 					gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", posLabel(d, p), a, d.Gene))
 					review("%s: undocumented allele %s (read as reference)", posLabel(d, p), a)
@@ -479,9 +499,12 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 		return site{missing: true}, ""
 	}
 	var alleles []string
+	nocall := 0
 	for _, g := range o.GT {
 		if g < 0 {
-			return site{missing: true}, ""
+			nocall++
+			alleles = append(alleles, ".")
+			continue
 		}
 		switch {
 		case g == 0:
@@ -495,6 +518,18 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 	if len(alleles) > 2 {
 		alleles = alleles[:2]
 	}
+	if nocall == len(alleles) {
+		return site{missing: true}, ""
+	}
+	if nocall > 0 {
+		// Partial genotype: "0/." is a no-call; "1/." keeps the variant.
+		for _, a := range alleles {
+			if a != "." && a != o.Ref {
+				return site{alleles: alleles, partial: true}, ""
+			}
+		}
+		return site{missing: true}, ""
+	}
 	if o.Ref != p.Ref {
 		// A record written with another REF (a longer or shorter anchor) is
 		// comparable only when it is the definition's own representation.
@@ -506,7 +541,7 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 		}
 	}
 	for _, a := range alleles {
-		if strings.HasPrefix(a, "<") || a == "*" || a == "." {
+		if strings.HasPrefix(a, "<") || a == "*" {
 			return site{}, fmt.Sprintf("symbolic or overlapping allele %s is not interpreted", a)
 		}
 	}
@@ -516,6 +551,10 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 // compatible returns the score of allele a against the sample (the number
 // of its defined cells at called positions) and whether it can be one of
 // the sample's haplotypes: at each called position its base is observed.
+// An IUPAC ("wobble") cell scores only where it stands for a non-reference
+// base; at heterozygous sites that depends on the pair, and callPairs adds
+// it (PharmCAT testWobbleScoringWithMultipleSequenceMatches: CYP2B6
+// *6/*18 and *9/*18 score the same).
 func compatible(di *defIndex, a *matchAllele, sites []site, nonRef []int) (int, bool) {
 	score := 0
 	covered := 0
@@ -527,7 +566,13 @@ func compatible(di *defIndex, a *matchAllele, sites []site, nonRef []int) (int, 
 		if !matchesAny([]string{c.allele}, s.alleles[0]) && (len(s.alleles) < 2 || !cellMatches(c.allele, s.alleles[1])) {
 			return 0, false
 		}
-		score++
+		if isWobble(c.allele) {
+			if !s.het() && s.alleles[0] != di.refCells[c.i] {
+				score++
+			}
+		} else {
+			score++
+		}
 		if !s.refSeen {
 			covered++
 		}
@@ -596,22 +641,37 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 		for x := 0; x < len(cands); x++ {
 			for y := x; y < len(cands); y++ {
 				fwd, rev := true, true
+				bonus := 0
 				for _, i := range hetIdx {
 					ca, cb := cellAt(cands[x].idx, i), cellAt(cands[y].idx, i)
 					g := sites[i].alleles
 					f := cellMatches(ca, g[0]) && cellMatches(cb, g[1])
 					r := cellMatches(ca, g[1]) && cellMatches(cb, g[0])
+					if isWobble(ca) || isWobble(cb) {
+						// The base each wobble cell stands for in this pair.
+						ba, bb := g[1], g[0]
+						if f {
+							ba, bb = g[0], g[1]
+						}
+						if isWobble(ca) && ba != di.refCells[i] {
+							bonus++
+						}
+						if isWobble(cb) && bb != di.refCells[i] {
+							bonus++
+						}
+					}
+					if !phased {
+						f = f || r
+						r = f
+					}
 					fwd = fwd && f
 					rev = rev && r
-					if !phased && (f || r) {
-						fwd, rev = true, true
-					}
 					if !fwd && !rev {
 						break
 					}
 				}
 				if fwd || rev {
-					pairs = append(pairs, pair{cands[x].idx, cands[y].idx, cands[x].score + cands[y].score})
+					pairs = append(pairs, pair{cands[x].idx, cands[y].idx, cands[x].score + cands[y].score + bonus})
 				}
 			}
 		}
@@ -624,81 +684,105 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 		return
 	}
 	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
-	best := pairs[0].score
-	var top []pair
+	// Sub-alleles (SLCO1B1 *45.001, *45.002) are reported as their allele.
+	seen := map[string]bool{}
+	var top, alts []CalledDiplotype
 	for _, p := range pairs {
-		if p.score == best {
-			top = append(top, p)
+		cd := CalledDiplotype{Alleles: pairNames(di, p), Score: p.score}
+		key := diplotypeKey(cd.Alleles)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if p.score == pairs[0].score {
+			top = append(top, cd)
 		} else {
-			gc.Alternatives = append(gc.Alternatives, k.pairName(di, p))
+			alts = append(alts, cd)
 		}
 	}
-	names := make([][]string, len(top))
-	for i, p := range top {
-		names[i] = pairNames(di, p)
-	}
-	// NAT2: a fixed pick among equally possible unphased diplotypes.
-	if len(top) > 1 && !phased && len(d.UnphasedPriorities) > 0 {
+	// NAT2: for unphased data a fixed priority list picks one diplotype
+	// when every diplotype of a list entry fits the data.
+	if !phased && !haploid && len(d.UnphasedPriorities) > 0 {
+		all := append(append([]CalledDiplotype(nil), top...), alts...)
 		have := map[string]int{}
-		for i, n := range names {
-			have[diplotypeKey(n)] = i
+		for i, cd := range all {
+			have[diplotypeKey(cd.Alleles)] = i
 		}
 		for _, r := range d.UnphasedPriorities {
-			all := true
+			ok := true
 			for _, l := range r.List {
-				if _, ok := have[diplotypeKey(strings.Split(l, "/"))]; !ok {
-					all = false
+				if _, in := have[diplotypeKey(strings.Split(l, "/"))]; !in {
+					ok = false
 					break
 				}
 			}
-			if pi, ok := have[diplotypeKey(strings.Split(r.Pick, "/"))]; all && ok {
-				var others []string
-				for i, n := range names {
-					if i != pi {
-						others = append(others, strings.Join(n, "/"))
-					}
-				}
-				gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s picked by PharmCAT's unphased priority list over %s", d.Gene, r.Pick, strings.Join(others, ", ")))
-				gc.Alternatives = append(others, gc.Alternatives...)
-				names = [][]string{names[pi]}
-				break
+			pi, in := have[diplotypeKey(strings.Split(r.Pick, "/"))]
+			if !ok || !in {
+				continue
 			}
+			picked := all[pi]
+			var others []CalledDiplotype
+			for i, cd := range all {
+				if i != pi {
+					others = append(others, cd)
+				}
+			}
+			top, alts = []CalledDiplotype{picked}, others
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is picked by PharmCAT's unphased priority list among %s", d.Gene, r.Pick, strings.Join(r.List, ", ")))
+			break
 		}
 	}
 	gc.Status = CallCalled
-	for _, n := range names {
-		cd := CalledDiplotype{Alleles: n, Score: best}
+	for _, cd := range top {
 		k.phenotypeInto(d.Gene, &cd)
 		gc.Diplotypes = append(gc.Diplotypes, cd)
 		gc.Source = append(gc.Source, cd.String())
 	}
+	for _, cd := range alts {
+		k.phenotypeInto(d.Gene, &cd)
+		gc.Alternatives = append(gc.Alternatives, cd)
+	}
 	if len(gc.Diplotypes) > 1 {
 		gc.Notes = append(gc.Notes, fmt.Sprintf("%d %s diplotypes score equally (%s); all are reported and the most severe advice applies", len(gc.Diplotypes), d.Gene, strings.Join(gc.Source, ", ")))
 	}
-	if len(gc.Alternatives) > 0 && len(gc.Alternatives) <= 6 {
-		gc.Notes = append(gc.Notes, fmt.Sprintf("lower-scoring %s diplotypes also fit the data and cannot be ruled out: %s", d.Gene, strings.Join(gc.Alternatives, ", ")))
+	if n := len(gc.Alternatives); n > 0 {
+		var names []string
+		for i, cd := range gc.Alternatives {
+			if i == 6 {
+				names = append(names, fmt.Sprintf("and %d more", n-6))
+				break
+			}
+			s := cd.String()
+			if cd.Call.Phenotype != "" {
+				s += " (" + cd.Call.Phenotype + ")"
+			}
+			names = append(names, s)
+		}
+		gc.Notes = append(gc.Notes, fmt.Sprintf("other %s diplotypes also fit the data, with a lower PharmCAT score: %s; phase or more positions would settle it", d.Gene, strings.Join(names, ", ")))
 	}
 }
 
-// pairNames orders a pair's allele names (reference first, then natural).
+// subAllele matches a PharmVar sub-allele suffix (".001").
+func baseAllele(name string) string {
+	if i := strings.LastIndex(name, "."); i > 0 && i < len(name)-1 && strings.HasPrefix(name, "*") {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
+
+// pairNames orders a pair's allele names (reference first, then natural),
+// sub-alleles written as their allele.
 func pairNames(di *defIndex, p pair) []string {
 	if p.b < 0 {
-		return []string{di.alleles[p.a].name}
+		return []string{baseAllele(di.alleles[p.a].name)}
 	}
 	a, b := p.a, p.b
 	if b < a {
 		a, b = b, a
 	}
-	return []string{di.alleles[a].name, di.alleles[b].name}
-}
-
-func (k *Knowledge) pairName(di *defIndex, p pair) string {
-	n := pairNames(di, p)
-	s := strings.Join(n, "/")
-	if c, err := k.Phenotype(di.def.Gene, n...); err == nil && c.Phenotype != "" {
-		s += " (" + c.Phenotype + ")"
-	}
-	return s
+	return []string{baseAllele(di.alleles[a].name), baseAllele(di.alleles[b].name)}
 }
 
 // diplotypeKey is an order-free key of a diplotype.
@@ -728,118 +812,131 @@ type variantHit struct {
 // callVariantList calls DPYD, RYR1 and CACNA1S as PharmCAT does: the
 // defined variants found are listed; the lookup diplotype is the lowest
 // function variant on each strand (phased or effectively phased data) or
-// the two lowest-function variants, presumed in trans (unphased data).
+// the two lowest-function variants, presumed in trans (unphased data with
+// more than one heterozygous site).
 func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, haploid, phased bool) {
 	d := di.def
-	// Remaining non-reference copies per position and strand.
-	type rem struct{ s [2]int }
-	remain := make([]rem, len(sites))
 	hets := 0
+	for _, s := range sites {
+		if !s.missing && !s.partial && s.het() {
+			hets++
+		}
+	}
+	// Strands are read from the genotype order when the data is phased or
+	// effectively phased (at most one heterozygous site; a partial "1/."
+	// genotype counts as its written order).
+	strandMode := phased || hets <= 1
+	nStrands := 1
+	if strandMode {
+		nStrands = 2
+	}
+	// Non-reference copies left to explain, per strand (or pooled in 0).
+	remain := make([][2]int, len(sites))
 	for i, s := range sites {
 		if s.missing {
 			continue
 		}
 		for si, a := range s.alleles {
-			if a != di.refCells[i] {
-				remain[i].s[si]++
-			}
-		}
-		if s.het() {
-			hets++
-		}
-	}
-	effPhased := phased || hets <= 1
-	// Alleles by score, longest first, so that a two-position allele
-	// (HapB3) is preferred over its one-position part.
-	order := make([]int, 0, len(di.alleles))
-	for ai := range di.alleles {
-		if !di.alleles[ai].isRef && !di.alleles[ai].ignored {
-			order = append(order, ai)
-		}
-	}
-	sort.SliceStable(order, func(x, y int) bool { return len(di.alleles[order[x]].cells) > len(di.alleles[order[y]].cells) })
-	var hits []variantHit
-	for _, ai := range order {
-		a := &di.alleles[ai]
-		for strand := 0; strand < 2; strand++ {
-			ok, present := true, 0
-			for _, c := range a.cells {
-				s := &sites[c.i]
-				if s.missing {
-					continue
-				}
-				if c.allele == di.refCells[c.i] {
-					continue
-				}
-				// Unphased: strand 0 and 1 are just two copies.
-				if strand >= len(s.alleles) || remain[c.i].s[strand] == 0 || !cellMatches(c.allele, s.alleles[strand]) {
-					ok = false
-					break
-				}
-				present++
-			}
-			if !ok || present == 0 {
+			if a == "." || a == di.refCells[i] {
 				continue
 			}
-			for _, c := range a.cells {
-				if !sites[c.i].missing && c.allele != di.refCells[c.i] {
-					remain[c.i].s[strand]--
+			if strandMode {
+				remain[i][si]++
+			} else {
+				remain[i][0]++
+			}
+		}
+	}
+	var hits []variantHit
+	for strand := 0; strand < nStrands; strand++ {
+		for {
+			// The allele explaining the most remaining non-reference cells
+			// (HapB3 before its intronic part), then the one with fewer
+			// cells (the exact one when a HapB3 position is not known).
+			best, bestN, bestCells := -1, 0, 0
+			for ai := range di.alleles {
+				a := &di.alleles[ai]
+				if a.isRef || a.ignored {
+					continue
+				}
+				n, ok := 0, true
+				for _, c := range a.cells {
+					s := &sites[c.i]
+					if s.missing || c.allele == di.refCells[c.i] {
+						continue
+					}
+					if strandMode {
+						if strand >= len(s.alleles) || s.alleles[strand] == "." {
+							continue
+						}
+						if !cellMatches(c.allele, s.alleles[strand]) || remain[c.i][strand] == 0 {
+							ok = false
+							break
+						}
+					} else if remain[c.i][0] == 0 || !containsAllele(s.alleles, c.allele) {
+						ok = false
+						break
+					}
+					n++
+				}
+				if !ok || n == 0 {
+					continue
+				}
+				if n > bestN || n == bestN && len(a.cells) < bestCells {
+					best, bestN, bestCells = ai, n, len(a.cells)
+				}
+			}
+			if best < 0 {
+				break
+			}
+			for _, c := range di.alleles[best].cells {
+				s := &sites[c.i]
+				if s.missing || c.allele == di.refCells[c.i] {
+					continue
+				}
+				if strandMode {
+					if strand < len(s.alleles) && s.alleles[strand] != "." {
+						remain[c.i][strand]--
+					}
+				} else {
+					remain[c.i][0]--
 				}
 			}
 			merged := false
 			for hi := range hits {
-				if hits[hi].ai == ai {
+				if hits[hi].ai == best {
 					hits[hi].copies++
 					hits[hi].strands[strand] = true
 					merged = true
 				}
 			}
 			if !merged {
-				h := variantHit{ai: ai, copies: 1}
+				h := variantHit{ai: best, copies: 1}
 				h.strands[strand] = true
 				hits = append(hits, h)
 			}
 		}
 	}
 	for i := range remain {
-		if remain[i].s[0] > 0 || remain[i].s[1] > 0 {
-			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s: the alleles seen are not fully explained by one %s variant each", posLabel(d, d.Positions[i]), d.Gene))
+		if remain[i][0] > 0 || remain[i][1] > 0 {
+			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s: a non-reference allele seen is not explained by a defined %s variant", posLabel(d, d.Positions[i]), d.Gene))
 		}
 	}
 	ref := di.alleles[0].name
 	name := func(h variantHit) string { return di.alleles[h.ai].name }
+	sort.SliceStable(hits, func(x, y int) bool { return naturalLess(name(hits[x]), name(hits[y])) })
 	gc.Status = CallCalled
-	if len(hits) == 0 {
-		if haploid {
-			gc.Source = []string{ref}
-		} else {
-			gc.Source = []string{ref + "/" + ref}
-		}
-	}
 	rank := func(names []string) []string {
-		sort.SliceStable(names, func(x, y int) bool {
-			return k.lowerFunction(d.Gene, names[x], names[y])
-		})
+		sort.SliceStable(names, func(x, y int) bool { return k.lowerFunction(d.Gene, names[x], names[y]) })
 		return names
 	}
 	var lookup []string
-	if effPhased {
+	if strandMode {
 		var strands [2][]string
 		for _, h := range hits {
 			for s := 0; s < 2; s++ {
 				if h.strands[s] {
 					strands[s] = append(strands[s], name(h))
-				}
-			}
-		}
-		if hets <= 1 && !phased {
-			// Effectively phased: hom variants on both strands, the one
-			// het on the second.
-			strands = [2][]string{}
-			for _, h := range hits {
-				strands[1] = append(strands[1], name(h))
-				if h.copies == 2 {
-					strands[0] = append(strands[0], name(h))
 				}
 			}
 		}
@@ -857,14 +954,11 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 				disp = append(disp, list[0])
 				lookup = append(lookup, list[0])
 			default:
-				sorted := append([]string(nil), strands[s]...)
-				disp = append(disp, "["+strings.Join(sorted, " + ")+"]")
+				disp = append(disp, "["+strings.Join(strands[s], " + ")+"]")
 				lookup = append(lookup, list[0])
 			}
 		}
-		if len(hits) > 0 {
-			gc.Source = []string{strings.Join(disp, "/")}
-		}
+		gc.Source = []string{strings.Join(disp, "/")}
 	} else {
 		var all []string
 		for _, h := range hits {
@@ -882,7 +976,7 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 			all = append(all, ref)
 		}
 		lookup = all[:2]
-		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: unphased data with %d heterozygous sites; the two lowest-function variants (%s) are presumed on different copies and used for the phenotype, as CPIC and PharmCAT do", d.Gene, hets, strings.Join(lookup, ", ")))
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: unphased data with %d heterozygous sites; the two lowest-function variants (%s) are presumed on different copies and used for the phenotype, as CPIC and PharmCAT do", d.Gene, hets, strings.Join(lookup, "; ")))
 	}
 	if haploid && len(lookup) > 1 {
 		lookup = lookup[:1]
@@ -896,6 +990,48 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 	gc.Diplotypes = []CalledDiplotype{cd}
 }
 
+// isWobble reports whether a cell is an IUPAC ambiguity code.
+func isWobble(cell string) bool { return len(cell) == 1 && iupac[cell] != "" }
+
+func containsAllele(alleles []string, cell string) bool {
+	for _, a := range alleles {
+		if a != "." && cellMatches(cell, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// naturalLess orders names with embedded numbers numerically ("c.557A>G"
+// before "c.1129-5923C>G"; "*2" before "*10").
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && n < 9 && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
 // lowerFunction orders two alleles of a variant-list gene: lower activity
 // value first (DPYD); Malignant Hyperthermia associated, then uncertain,
 // then normal (RYR1, CACNA1S); then by name.
@@ -905,7 +1041,7 @@ func (k *Knowledge) lowerFunction(gene, x, y string) bool {
 	if rx != ry {
 		return rx < ry
 	}
-	return x < y
+	return naturalLess(x, y)
 }
 
 // functionRank is lower for lower function; unknown alleles rank lowest

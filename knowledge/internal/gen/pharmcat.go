@@ -138,7 +138,11 @@ func (b *builder) buildDefinitions() error {
 				return fmt.Errorf("%s: variant at %s:%d is not on %s", f, v.Chromosome, v.Position, pd.Chromosome)
 			}
 			p := definedPosition(v)
-			p.Ignored = ignoredPos[v.Position]
+			if ignoredPos[v.Position] && sameVariant(v, e.IgnoredPositions) {
+				p.Ignored = true
+				gd.IgnoredPositions = append(gd.IgnoredPositions, p)
+				continue
+			}
 			gd.Positions = append(gd.Positions, p)
 		}
 		for i := 1; i < len(gd.Positions); i++ {
@@ -155,7 +159,7 @@ func (b *builder) buildDefinitions() error {
 			}
 			da := engine.DefinedAllele{Name: na.Name, Structural: na.Structural, Cells: []engine.AlleleCell{}}
 			for i, c := range na.Alleles {
-				if c == nil {
+				if c == nil || sameVariant(pd.Variants[i], e.IgnoredPositions) {
 					continue
 				}
 				da.Cells = append(da.Cells, engine.AlleleCell{Pos: pd.Variants[i].Position, Allele: *c})
@@ -165,6 +169,18 @@ func (b *builder) buildDefinitions() error {
 		b.kb.Definitions = append(b.kb.Definitions, gd)
 	}
 	return nil
+}
+
+// sameVariant reports whether v is one of the listed variants (same
+// position and reference allele: G6PD has an ignored deletion and a
+// defining SNV at the same position).
+func sameVariant(v pcatVariant, list []pcatVariant) bool {
+	for _, x := range list {
+		if x.Position == v.Position && x.Ref == v.Ref {
+			return true
+		}
+	}
+	return false
 }
 
 func definedPosition(v pcatVariant) engine.DefinedPosition {
