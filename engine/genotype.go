@@ -121,8 +121,11 @@ func (k *Knowledge) Validate(req Request) error {
 			bad("diplotypes."+gene, "unknown gene; known genes: %s", strings.Join(k.geneSymbols(), ", "))
 			continue
 		}
-		if _, err := k.parseDiplotype(g, d); err != nil {
+		alleles, err := k.parseDiplotype(g, d)
+		if err != nil {
 			bad("diplotypes."+gene, "%v", err)
+		} else if len(alleles) == 1 && req.Patient != nil && strings.EqualFold(req.Patient.Sex, "female") && g.Chromosome == "chrX" {
+			bad("diplotypes."+gene, "%q is one allele, but the patient is female: give both X-chromosome alleles", d)
 		}
 	}
 	for allele, status := range req.HLA {
@@ -165,38 +168,72 @@ func (k *Knowledge) geneSymbols() []string {
 	return out
 }
 
+// parsedDiplotype is a diplotype resolved to knowledge allele names, with
+// notes on every name that was rewritten.
+type parsedDiplotype struct {
+	alleles []string
+	notes   []string
+}
+
 // parseDiplotype splits "A/B" into known allele names. Some G6PD allele
-// names contain "/", so every split point is tried. A single known allele
-// (hemizygous) is accepted too.
+// names contain "/", so every split point is tried. One allele alone is a
+// genotype only for a hemizygous gene (G6PD, MT-RNR1).
 func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
+	p, err := k.parseDiplotypeNotes(g, s)
+	return p.alleles, err
+}
+
+func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, fmt.Errorf("is empty")
+		return parsedDiplotype{}, fmt.Errorf("is empty")
 	}
-	if a, ok := k.alleleName(g.Symbol, s); ok {
-		return []string{a}, nil
+	if a, note, ok, _ := k.resolveAllele(g.Symbol, s); ok {
+		if !hemizygousGene(g) {
+			return parsedDiplotype{}, fmt.Errorf("%q is one allele; %s is diploid, so give both alleles (for example %s/%s)", s, g.Symbol, g.DefaultAllele, a)
+		}
+		p := parsedDiplotype{alleles: []string{a}}
+		if note != "" {
+			p.notes = append(p.notes, note)
+		}
+		return p, nil
 	}
+	var whys []string
 	for i := 0; i < len(s); i++ {
 		if s[i] != '/' {
 			continue
 		}
-		a, okA := k.alleleName(g.Symbol, strings.TrimSpace(s[:i]))
-		b, okB := k.alleleName(g.Symbol, strings.TrimSpace(s[i+1:]))
+		a, noteA, okA, whyA := k.resolveAllele(g.Symbol, strings.TrimSpace(s[:i]))
+		b, noteB, okB, whyB := k.resolveAllele(g.Symbol, strings.TrimSpace(s[i+1:]))
 		if okA && okB {
-			return []string{a, b}, nil
+			p := parsedDiplotype{alleles: []string{a, b}}
+			for _, n := range []string{noteA, noteB} {
+				if n != "" {
+					p.notes = append(p.notes, n)
+				}
+			}
+			return p, nil
 		}
+		for _, w := range []string{whyA, whyB} {
+			if w != "" {
+				whys = append(whys, w)
+			}
+		}
+	}
+	if len(whys) > 0 {
+		return parsedDiplotype{}, fmt.Errorf("%s", strings.Join(whys, "; "))
 	}
 	parts := strings.Split(s, "/")
 	var unknown []string
 	for _, p := range parts {
-		if _, ok := k.alleleName(g.Symbol, strings.TrimSpace(p)); !ok {
+		if _, _, ok, _ := k.resolveAllele(g.Symbol, strings.TrimSpace(p)); !ok {
 			unknown = append(unknown, strings.TrimSpace(p))
 		}
 	}
 	if len(parts) > 2 {
-		return nil, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
+		return parsedDiplotype{}, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
 	}
-	return nil, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
+	return parsedDiplotype{}, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
 }
 
 // alleleName resolves an allele name as written by a lab to the knowledge's
@@ -340,7 +377,9 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 
 func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
-	alleles, _ := k.parseDiplotype(g, d) // validated
+	p, _ := k.parseDiplotypeNotes(g, d) // validated
+	alleles := p.alleles
+	gg.Assumptions = append(gg.Assumptions, p.notes...)
 	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
 		alleles = alleles[:1]
 		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: read %s as hemizygous %s", g.Symbol, d, alleles[0]))
