@@ -36,11 +36,13 @@ type PositionObservation struct {
 type CallOptions struct {
 	// Genes limits the genes called; nil calls every gene with a definition.
 	Genes []string
-	// AssumeReference names genes whose definition positions without an
-	// observation are read as homozygous reference (the lab tested the
-	// gene, REST genes_tested). Elsewhere an absent position is missing,
-	// never reference (PharmCAT).
-	AssumeReference map[string]bool
+	// AbsentAsDefault names genes whose definition positions without an
+	// observation are read as homozygous for the gene's default allele
+	// (the lab tested the gene and found nothing: REST genes_tested). The
+	// default allele is the GRCh38 reference except for CYP2C19, where it
+	// is *1 (rs3758581 G), not the reference *38. Elsewhere an absent
+	// position is missing, never reference (PharmCAT, VCF input).
+	AbsentAsDefault map[string]bool
 	// Sex is "male", "female" or "": a male's diploid chrX genotype is read
 	// as hemizygous (with a note).
 	Sex string
@@ -132,6 +134,9 @@ type defIndex struct {
 	used [][]string
 	// ignored maps ignored positions to their reference allele.
 	ignored map[int]string
+	// defaultCells are the default allele's bases (*1 for CYP2C19, else
+	// the reference allele's).
+	defaultCells []string
 }
 
 type matchAllele struct {
@@ -201,6 +206,22 @@ func buildDefinitions(k *Knowledge) (map[string]*defIndex, map[string]map[int][]
 		for i, c := range di.refCells {
 			if c == "" && !d.Positions[i].Ignored {
 				return nil, nil, fmt.Errorf("definition %s: reference allele has no cell at %d", d.Gene, d.Positions[i].Pos)
+			}
+		}
+		di.defaultCells = append([]string(nil), di.refCells...)
+		for gi := range k.Genes {
+			g := &k.Genes[gi]
+			if g.Symbol != d.Gene || g.DefaultAllele == "" || g.DefaultAllele == d.Alleles[0].Name {
+				continue
+			}
+			for _, a := range di.alleles {
+				if a.name == g.DefaultAllele {
+					for _, c := range a.cells {
+						if !isWobble(c.allele) {
+							di.defaultCells[c.i] = c.allele
+						}
+					}
+				}
 			}
 		}
 		defs[d.Gene] = di
@@ -298,7 +319,7 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 		if !ok {
 			continue
 		}
-		if len(perGene[g]) == 0 && !opt.AssumeReference[g] {
+		if len(perGene[g]) == 0 && !opt.AbsentAsDefault[g] {
 			if opt.ReportUntouched {
 				sc.Genes = append(sc.Genes, GeneCall{Gene: g, Status: CallNoData,
 					Notes: []string{"no variant data for " + g}})
@@ -358,8 +379,8 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 		}
 		o := obs[p.Pos]
 		if o == nil {
-			if opt.AssumeReference[d.Gene] {
-				ref := di.refCells[i]
+			if opt.AbsentAsDefault[d.Gene] {
+				ref := di.defaultCells[i]
 				if hemiChrom {
 					sites[i] = site{alleles: []string{ref}, refSeen: true, phased: true}
 				} else {
@@ -778,11 +799,17 @@ func pairNames(di *defIndex, p pair) []string {
 	if p.b < 0 {
 		return []string{baseAllele(di.alleles[p.a].name)}
 	}
-	a, b := p.a, p.b
-	if b < a {
-		a, b = b, a
+	x, y := baseAllele(di.alleles[p.a].name), baseAllele(di.alleles[p.b].name)
+	// The reference first when it is not a star allele ("Reference/...",
+	// "B (reference)/..."), else natural order ("*2/*38").
+	switch {
+	case p.b == 0 && !strings.HasPrefix(y, "*"):
+		x, y = y, x
+	case p.a == 0 && !strings.HasPrefix(x, "*"):
+	case naturalLess(y, x):
+		x, y = y, x
 	}
-	return []string{baseAllele(di.alleles[a].name), baseAllele(di.alleles[b].name)}
+	return []string{x, y}
 }
 
 // diplotypeKey is an order-free key of a diplotype.
