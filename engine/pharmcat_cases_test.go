@@ -1,18 +1,18 @@
 package engine_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
 // pharmcatDir returns the PharmCAT folder of the shared data pack
@@ -105,7 +105,7 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 		opt.Sex = c.Input.Patient.Sex
 	}
 	if c.Source.VCF != "" {
-		return readTestVCF(t, filepath.Join(dir, "test-vcfs", c.Source.VCF)), opt
+		return readTestVCF(t, k, filepath.Join(dir, "test-vcfs", c.Source.VCF)), opt
 	}
 	missing := map[string]bool{}
 	for _, fl := range c.FormLimits {
@@ -170,71 +170,39 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 	return obs, opt
 }
 
-// readTestVCF is a test-only VCF line splitter for the first sample (the
-// engine/vcf reader replaces it once it is on main).
-func readTestVCF(t *testing.T, path string) []engine.PositionObservation {
+// readTestVCF reads the first sample of a PharmCAT test VCF with the
+// engine's VCF reader (several PharmCAT fixtures are written out of order,
+// which only AllowUnsorted accepts).
+func readTestVCF(t *testing.T, k *engine.Knowledge, path string) []engine.PositionObservation {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
+	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: k.IsDefinitionPosition,
+		SelectSample: func(i int, _ string) bool { return i == 0 }})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	var obs []engine.PositionObservation
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := sc.Text()
-		if strings.HasPrefix(s, "#") || s == "" {
-			continue
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return obs
 		}
-		f := strings.Split(s, "\t")
-		if len(f) < 10 {
-			t.Fatalf("%s:%d: %d columns", path, line, len(f))
-		}
-		pos, err := strconv.Atoi(f[1])
 		if err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
+			t.Fatalf("%s: %v", path, err)
 		}
-		chrom := f[0]
-		if !strings.HasPrefix(chrom, "chr") {
-			chrom = "chr" + chrom
-		}
-		o := engine.PositionObservation{Chrom: chrom, Pos: pos, Ref: f[3], Source: fmt.Sprintf("line %d", line)}
-		if f[4] != "." {
-			o.Alts = strings.Split(f[4], ",")
-		}
-		gtIdx := -1
-		for i, k := range strings.Split(f[8], ":") {
-			if k == "GT" {
-				gtIdx = i
-			}
-		}
-		if gtIdx >= 0 {
-			vals := strings.Split(f[9], ":")
-			if gtIdx < len(vals) {
-				gt := vals[gtIdx]
-				o.Phased = strings.Contains(gt, "|")
-				for _, a := range strings.FieldsFunc(gt, func(r rune) bool { return r == '/' || r == '|' }) {
-					if a == "." {
-						o.GT = append(o.GT, -1)
-						continue
-					}
-					n, err := strconv.Atoi(a)
-					if err != nil {
-						t.Fatalf("%s:%d: GT %q", path, line, gt)
-					}
-					o.GT = append(o.GT, n)
-				}
-			}
-		}
-		obs = append(obs, o)
+		obs = append(obs, observation(rec, 0))
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return obs
+}
+
+// observation converts one sample's call at a VCF record.
+func observation(rec vcf.Record, sample int) engine.PositionObservation {
+	c := rec.Calls[sample]
+	return engine.PositionObservation{Chrom: vcf.NormChrom(rec.Chrom), Pos: rec.Pos, Ref: rec.Ref, Alts: rec.Alts,
+		GT: c.Alleles, Phased: c.Phased, Source: fmt.Sprintf("line %d", rec.Line)}
 }
 
 // sameSet compares two lists as sets of diplotypes (allele order within
