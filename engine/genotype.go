@@ -345,7 +345,7 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 		// the variants given and says so.
 		var retry []string
 		for _, g := range toCall {
-			if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && (c.Status != CallCalled || len(c.Uninterpreted) > 0) && len(ro.review[g]) == 0 {
+			if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
 				retry = append(retry, g)
 			}
 		}
@@ -363,7 +363,8 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 	}
 	for symbol := range genes {
 		g, ok := k.idx.genes[symbol]
-		if !ok || len(g.Rules) == 0 {
+		_, hasDef := k.idx.defs[symbol]
+		if !ok || (len(g.Rules) == 0 && !hasDef) {
 			if ok && (len(ro.items[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
 				gt.Warnings = append(gt.Warnings, fmt.Sprintf("%s has no CPIC phenotype rules in the knowledge; its results do not change the advice", symbol))
 			}
@@ -377,7 +378,7 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
 					"%s diplotype %s was supplied; the %s variants given were not used to re-call it", symbol, d, symbol))
 			}
-		} else if _, hasDef := k.idx.defs[symbol]; hasDef {
+		} else if hasDef {
 			gg = k.fromCall(g, calls[symbol], ro, tested[symbol] && assume[symbol], sexKnown)
 		} else if tested[symbol] {
 			gg = &GeneGenotype{Gene: symbol, Uncallable: fmt.Sprintf("the knowledge has no allele definition for %s, so it cannot be called from variants or genes_tested; give the %s result as a diplotype", symbol, symbol)}

@@ -382,10 +382,14 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 			if opt.AbsentAsDefault[d.Gene] {
 				ref := di.defaultCells[i]
 				if hemiChrom {
-					sites[i] = site{alleles: []string{ref}, refSeen: true, phased: true}
+					sites[i] = site{alleles: []string{ref}, phased: true}
+					haploid++
 				} else {
-					sites[i] = site{alleles: []string{ref, ref}, refSeen: true}
+					sites[i] = site{alleles: []string{ref, ref}}
+					diploid++
 				}
+				sites[i].refSeen = ref == di.refCells[i]
+				anyCalled = true
 				continue
 			}
 			sites[i].missing = true
@@ -946,6 +950,10 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 	}
 	for i := range remain {
 		if remain[i][0] > 0 || remain[i][1] > 0 {
+			if d.Gene == "DPYD" && d.Positions[i].RsID == "rs56038477" {
+				gc.Uninterpreted = append(gc.Uninterpreted, "DPYD rs56038477 (c.1236G>A) is non-reference while rs75017182 (c.1129-5923C>G), which decides HapB3, is not: PharmCAT then calls no HapB3 and warns; the two disagree")
+				continue
+			}
 			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s: a non-reference allele seen is not explained by a defined %s variant", posLabel(d, d.Positions[i]), d.Gene))
 		}
 	}

@@ -523,7 +523,7 @@ func (k *Knowledge) fromCall(g *Gene, gc *GeneCall, ro *requestObs, tested, sexK
 			}
 		} else {
 			for _, d := range gc.Diplotypes {
-				if d.PhenotypeError != "" {
+				if d.PhenotypeError != "" && len(g.Rules) > 0 {
 					review = append(review, fmt.Sprintf("%s %s has no CPIC phenotype (%s)", g.Symbol, d.String(), d.PhenotypeError))
 				}
 			}
