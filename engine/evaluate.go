@@ -72,6 +72,7 @@ func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
 		res.DrugNormalised = d.Name
 		res.Sensitivity = d.Sensitivity
 		ev.genotypeAlerts()
+		ev.reviewAlerts() // review.go
 		ev.preTestAlerts()
 	} else {
 		if withAlternatives {
@@ -114,6 +115,10 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 	var out []GenotypeCall
 	for _, gg := range ev.gt.Genes {
 		if gg == nil {
+			continue
+		}
+		if len(gg.Review) > 0 {
+			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
 			continue
 		}
 		if gg.Uncallable != "" {
@@ -580,7 +585,7 @@ func (ev *evaluation) variantOf(a *Alert) {
 	g, _ := ev.kb.Gene(a.Gene)
 	var allele string
 	for _, n := range gg.Diplotypes[0].Alleles {
-		if n != g.DefaultAllele {
+		if n != g.DefaultAllele && n != g.ReferenceAllele {
 			allele = n
 			break
 		}
@@ -595,7 +600,8 @@ func (ev *evaluation) variantOf(a *Alert) {
 		return // no rsID lies behind a supplied diplotype
 	}
 	al := ev.kb.idx.alleles[a.Gene][allele]
-	for _, rs := range gg.Variants {
+	for _, item := range gg.Variants {
+		rs, _, _ := strings.Cut(item, ":")
 		for _, kv := range al.Key {
 			if kv.RsID != rs || kv.Ambiguous {
 				continue
@@ -681,6 +687,9 @@ func (ev *evaluation) preTestAlerts() {
 		}
 		if worst == SeverityNone && len(recs) > 0 {
 			continue
+		}
+		if gg := ev.gt.Genes[gene]; gg != nil && len(gg.Review) > 0 {
+			continue // reviewAlerts asked for review
 		}
 		if ev.covered(gene, alleles) {
 			ev.partialTestAlert(gene, p)

@@ -35,6 +35,12 @@ type GeneGenotype struct {
 	// in genes_tested: the positions not reported are unknown.
 	Partial     bool
 	Assumptions []string
+	// Review names every input element of the gene that was not fully
+	// interpreted (an undocumented base, a no-call at a key position, an
+	// id no definition knows, a diplotype without a CPIC phenotype). When
+	// it is set Uncallable is set too: the gene never reads as normal and
+	// the answer asks for review.
+	Review []string
 }
 
 // Genotype is the engine's interpretation of a request's genotype input.
@@ -96,23 +102,35 @@ func (k *Knowledge) Validate(req Request) error {
 	}
 	seen := map[string]bool{}
 	for i, v := range req.Variants {
-		n, ok := NormaliseRsID(v)
-		if !ok {
-			bad(fmt.Sprintf("variants[%d]", i), "must be an rsID of the form rs<digits>, got %q", v)
+		spec, err := parseVariantItem(v)
+		if err != nil {
+			bad(fmt.Sprintf("variants[%d]", i), "%v", err)
 			continue
 		}
-		seen[n] = true
-	}
-	for rs, z := range req.Zygosity {
-		n, ok := NormaliseRsID(rs)
-		switch {
-		case !ok:
-			bad("zygosity."+rs, "key must be an rsID of the form rs<digits>")
-		case !seen[n]:
-			bad("zygosity."+rs, "names a variant that is not in variants")
+		seen[strings.ToLower(spec.item)] = true
+		if spec.rsid != "" {
+			seen[spec.rsid] = true
 		}
-		if z != Het && z != Hom && z != Hemi {
-			bad("zygosity."+rs, "must be het, hom or hemi, got %q", string(z))
+	}
+	for key, z := range req.Zygosity {
+		if !seen[strings.ToLower(strings.TrimSpace(key))] {
+			bad("zygosity."+key, "names a variant that is not in variants")
+		}
+		if z != Het && z != Hom && z != Hemi && z != Ref {
+			bad("zygosity."+key, "must be het, hom, hemi or ref, got %q", string(z))
+		}
+	}
+	const maxCalls = 5000
+	if len(req.Calls) > maxCalls {
+		bad("calls", "at most %d calls", maxCalls)
+	}
+	for i, c := range req.Calls {
+		if i >= maxCalls {
+			break
+		}
+		for _, problem := range validateCall(c) {
+			field, reason, _ := strings.Cut(problem, ": ")
+			bad(fmt.Sprintf("calls[%d].%s", i, field), "%s", reason)
 		}
 	}
 	for gene, d := range req.Diplotypes {
@@ -121,8 +139,11 @@ func (k *Knowledge) Validate(req Request) error {
 			bad("diplotypes."+gene, "unknown gene; known genes: %s", strings.Join(k.geneSymbols(), ", "))
 			continue
 		}
-		if _, err := k.parseDiplotype(g, d); err != nil {
+		alleles, err := k.parseDiplotype(g, d)
+		if err != nil {
 			bad("diplotypes."+gene, "%v", err)
+		} else if len(alleles) == 1 && req.Patient != nil && strings.EqualFold(req.Patient.Sex, "female") && g.Chromosome == "chrX" {
+			bad("diplotypes."+gene, "%q is one allele, but the patient is female: give both X-chromosome alleles", d)
 		}
 	}
 	for allele, status := range req.HLA {
@@ -165,38 +186,72 @@ func (k *Knowledge) geneSymbols() []string {
 	return out
 }
 
+// parsedDiplotype is a diplotype resolved to knowledge allele names, with
+// notes on every name that was rewritten.
+type parsedDiplotype struct {
+	alleles []string
+	notes   []string
+}
+
 // parseDiplotype splits "A/B" into known allele names. Some G6PD allele
-// names contain "/", so every split point is tried. A single known allele
-// (hemizygous) is accepted too.
+// names contain "/", so every split point is tried. One allele alone is a
+// genotype only for a hemizygous gene (G6PD, MT-RNR1).
 func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
+	p, err := k.parseDiplotypeNotes(g, s)
+	return p.alleles, err
+}
+
+func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, fmt.Errorf("is empty")
+		return parsedDiplotype{}, fmt.Errorf("is empty")
 	}
-	if a, ok := k.alleleName(g.Symbol, s); ok {
-		return []string{a}, nil
+	if a, note, ok, _ := k.resolveAllele(g.Symbol, s); ok {
+		if !hemizygousGene(g) {
+			return parsedDiplotype{}, fmt.Errorf("%q is one allele; %s is diploid, so give both alleles (for example %s/%s)", s, g.Symbol, g.DefaultAllele, a)
+		}
+		p := parsedDiplotype{alleles: []string{a}}
+		if note != "" {
+			p.notes = append(p.notes, note)
+		}
+		return p, nil
 	}
+	var whys []string
 	for i := 0; i < len(s); i++ {
 		if s[i] != '/' {
 			continue
 		}
-		a, okA := k.alleleName(g.Symbol, strings.TrimSpace(s[:i]))
-		b, okB := k.alleleName(g.Symbol, strings.TrimSpace(s[i+1:]))
+		a, noteA, okA, whyA := k.resolveAllele(g.Symbol, strings.TrimSpace(s[:i]))
+		b, noteB, okB, whyB := k.resolveAllele(g.Symbol, strings.TrimSpace(s[i+1:]))
 		if okA && okB {
-			return []string{a, b}, nil
+			p := parsedDiplotype{alleles: []string{a, b}}
+			for _, n := range []string{noteA, noteB} {
+				if n != "" {
+					p.notes = append(p.notes, n)
+				}
+			}
+			return p, nil
 		}
+		for _, w := range []string{whyA, whyB} {
+			if w != "" {
+				whys = append(whys, w)
+			}
+		}
+	}
+	if len(whys) > 0 {
+		return parsedDiplotype{}, fmt.Errorf("%s", strings.Join(whys, "; "))
 	}
 	parts := strings.Split(s, "/")
 	var unknown []string
 	for _, p := range parts {
-		if _, ok := k.alleleName(g.Symbol, strings.TrimSpace(p)); !ok {
+		if _, _, ok, _ := k.resolveAllele(g.Symbol, strings.TrimSpace(p)); !ok {
 			unknown = append(unknown, strings.TrimSpace(p))
 		}
 	}
 	if len(parts) > 2 {
-		return nil, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
+		return parsedDiplotype{}, fmt.Errorf("%q is not a diplotype of two %s alleles", s, g.Symbol)
 	}
-	return nil, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
+	return parsedDiplotype{}, fmt.Errorf("unknown %s allele(s) %s in %q", g.Symbol, quoteAll(unknown), s)
 }
 
 // alleleName resolves an allele name as written by a lab to the knowledge's
@@ -228,14 +283,6 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// observed is one input variant placed on a gene.
-type observed struct {
-	rsid   string
-	base   string // alternate base the call assumes
-	copies int    // 1 (het or hemi) or 2 (hom)
-	stated bool   // zygosity was given
-}
-
 // InterpretGenotype turns the genotype part of a request into per-gene
 // diplotypes and phenotypes. req must have passed Validate.
 func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
@@ -253,69 +300,72 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 		gt.Covered[m[1]] = true
 	}
 
-	// Place every rsID on its gene.
-	zyg := map[string]Zygosity{}
-	for rs, z := range req.Zygosity {
-		n, _ := NormaliseRsID(rs)
-		zyg[n] = z
-	}
-	byGene := map[string][]observed{}
-	seen := map[string]bool{}
-	for _, v := range req.Variants {
-		rs, _ := NormaliseRsID(v)
-		if seen[rs] {
-			continue
-		}
-		seen[rs] = true
-		rows := k.idx.rsids[rs]
-		if len(rows) == 0 {
-			if tv, ok := k.idx.variants[rs]; ok {
-				gt.Warnings = append(gt.Warnings, fmt.Sprintf(
-					"%s (%s) is on the tracked panel but no CPIC allele definition uses it; it does not change the advice", rs, tv.Gene))
-				continue
-			}
-			gt.Unrecognised = append(gt.Unrecognised, rs)
-			continue
-		}
-		row := rows[0]
-		if len(rows) > 1 {
-			// Several alternate bases: use the panel's, else the first,
-			// and say so.
-			if tv, ok := k.idx.variants[rs]; ok {
-				for _, r := range rows {
-					if r.Alt == tv.Alt {
-						row = r
-					}
-				}
-			}
-			gt.Warnings = append(gt.Warnings, fmt.Sprintf(
-				"%s has more than one alternate base in the CPIC definitions; %s>%s (%s) was assumed", rs, row.Ref, row.Alt, strings.Join(row.Alleles, ", ")))
-		}
-		o := observed{rsid: rs, base: row.Alt, copies: 1}
-		switch z, ok := zyg[rs]; {
-		case !ok:
-		case z == Hom:
-			o.copies, o.stated = 2, true
-		default:
-			o.stated = true
-		}
-		byGene[row.Gene] = append(byGene[row.Gene], o)
-	}
-
+	// Every variants item, position call and tested gene goes through the
+	// allele matcher (observe.go, match.go).
+	ro := k.observationsFor(req, male)
+	gt.Unrecognised = append(gt.Unrecognised, ro.unrecognised...)
+	gt.Warnings = append(gt.Warnings, ro.warnings...)
 	genes := map[string]bool{}
-	for g := range byGene {
+	for g := range ro.items {
 		genes[g] = true
 	}
-	for g := range req.Diplotypes {
+	for g := range ro.review {
 		genes[g] = true
 	}
 	for g := range tested {
 		genes[g] = true
 	}
+	for g := range req.Diplotypes {
+		genes[g] = true
+	}
+	var toCall []string
+	assume := map[string]bool{}
+	for g := range genes {
+		if _, ok := k.idx.defs[g]; !ok {
+			continue
+		}
+		if _, given := req.Diplotypes[g]; given {
+			continue
+		}
+		toCall = append(toCall, g)
+		assume[g] = tested[g]
+	}
+	sort.Strings(toCall)
+	sex := ""
+	if req.Patient != nil {
+		sex = strings.ToLower(req.Patient.Sex)
+	}
+	var calls map[string]*GeneCall
+	if len(toCall) > 0 {
+		calls = k.callRequest(ro, CallOptions{Genes: toCall, AbsentAsDefault: assume, Sex: sex})
+		// A tested gene whose reported variants fit no allele pair when
+		// every unreported position is read as reference (a panel that
+		// typed rs4244285 but not the other *2 positions) is called again
+		// with the unreported positions unknown; the call then rests on
+		// the variants given and says so.
+		var retry []string
+		for _, g := range toCall {
+			if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
+				retry = append(retry, g)
+			}
+		}
+		if len(retry) > 0 {
+			again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
+			for _, g := range retry {
+				if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
+					c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))
+					c.NeedsReview = false
+					calls[g] = c
+					assume[g] = false
+				}
+			}
+		}
+	}
 	for symbol := range genes {
 		g, ok := k.idx.genes[symbol]
-		if !ok || len(g.Rules) == 0 {
-			if ok && (len(byGene[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
+		_, hasDef := k.idx.defs[symbol]
+		if !ok || (len(g.Rules) == 0 && !hasDef) {
+			if ok && (len(ro.items[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
 				gt.Warnings = append(gt.Warnings, fmt.Sprintf("%s has no CPIC phenotype rules in the knowledge; its results do not change the advice", symbol))
 			}
 			continue
@@ -324,12 +374,17 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 		var gg *GeneGenotype
 		if d, ok := req.Diplotypes[symbol]; ok {
 			gg = k.fromDiplotype(g, d, hemi)
-			if len(byGene[symbol]) > 0 {
+			if len(ro.items[symbol]) > 0 {
 				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-					"%s diplotype %s was supplied; the %s rsIDs given were not used to re-call it", symbol, d, symbol))
+					"%s diplotype %s was supplied; the %s variants given were not used to re-call it", symbol, d, symbol))
 			}
-		} else {
-			gg = k.fromVariants(g, byGene[symbol], tested[symbol], hemi, sexKnown)
+		} else if hasDef {
+			gg = k.fromCall(g, calls[symbol], ro, tested[symbol] && assume[symbol], sexKnown)
+		} else if tested[symbol] {
+			gg = &GeneGenotype{Gene: symbol, Uncallable: fmt.Sprintf("the knowledge has no allele definition for %s, so it cannot be called from variants or genes_tested; give the %s result as a diplotype", symbol, symbol)}
+		}
+		if gg == nil {
+			continue
 		}
 		gt.Genes[symbol] = gg
 		gt.Covered[symbol] = true
@@ -340,7 +395,9 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 
 func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
-	alleles, _ := k.parseDiplotype(g, d) // validated
+	p, _ := k.parseDiplotypeNotes(g, d) // validated
+	alleles := p.alleles
+	gg.Assumptions = append(gg.Assumptions, p.notes...)
 	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
 		alleles = alleles[:1]
 		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: read %s as hemizygous %s", g.Symbol, d, alleles[0]))
@@ -354,24 +411,6 @@ func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	return gg
 }
 
-// carries reports whether allele a carries an observed variant's base as a
-// key (distinguishing) variant: definitely, or possibly where the CPIC cell
-// is an IUPAC code meaning "either base".
-func carries(a *Allele, rsid, base string) (definite, possible bool) {
-	for _, kv := range a.Key {
-		if kv.RsID != rsid {
-			continue
-		}
-		if kv.Ambiguous {
-			return false, true
-		}
-		if kv.Base == base {
-			return true, true
-		}
-	}
-	return false, false
-}
-
 func keyRsIDs(a *Allele) []string {
 	var out []string
 	for _, kv := range a.Key {
@@ -380,238 +419,4 @@ func keyRsIDs(a *Allele) []string {
 		}
 	}
 	return out
-}
-
-// fromVariants calls a diplotype from rsIDs against the CPIC definitions.
-//
-// Every pair of candidate alleles (the default allele and each allele whose
-// key variants include an observed one) is tested: a pair is consistent
-// when, for each observed variant, the number of alleles carrying it equals
-// the observed copies. Among consistent pairs those with the fewest key
-// variants left unobserved are kept; several kept pairs mean the input is
-// ambiguous and all are evaluated. Key variants that were not observed are
-// listed as assumptions (a bare rs4244285 still reads as CYP2C19*2).
-func (k *Knowledge) fromVariants(g *Gene, obs []observed, tested, hemi, sexKnown bool) *GeneGenotype {
-	gg := &GeneGenotype{Gene: g.Symbol}
-	alleles := k.idx.alleles[g.Symbol]
-	def := alleles[g.DefaultAllele]
-	if def == nil {
-		// Without a default allele (MT-RNR1 in the data pack) positions that
-		// were not reported cannot be read as reference.
-		for _, o := range obs {
-			gg.Variants = append(gg.Variants, o.rsid)
-		}
-		gg.Uncallable = fmt.Sprintf("the knowledge has no default allele for %s, so it cannot be called from rsIDs or genes_tested; give the %s result as a diplotype", g.Symbol, g.Symbol)
-		return gg
-	}
-
-	// Drop variants whose base is the default allele's own (CYP2C19
-	// rs3758581 G is *1; the GRCh38 reference there is *38).
-	var informative []observed
-	for _, o := range obs {
-		gg.Variants = append(gg.Variants, o.rsid)
-		defaultBase := false
-		for _, r := range k.idx.rsids[o.rsid] {
-			if r.Alt == o.base {
-				for _, a := range r.Alleles {
-					if a == g.DefaultAllele {
-						defaultBase = true
-					}
-				}
-			}
-		}
-		if defaultBase {
-			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-				"%s %s is the base of the default allele %s; it is not a finding", o.rsid, o.base, g.DefaultAllele))
-			continue
-		}
-		if hemi && o.copies == 2 {
-			o.copies = 1
-		}
-		informative = append(informative, o)
-		if !o.stated && !hemi {
-			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-				"zygosity of %s not given: assumed heterozygous (at least one copy)", o.rsid))
-		}
-	}
-	if hemi {
-		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: hemizygous", g.Symbol))
-	} else if g.Symbol == "G6PD" && !sexKnown && len(informative) > 0 {
-		gg.Assumptions = append(gg.Assumptions, "patient sex not given: G6PD read as two X chromosomes; a male carrier is hemizygous and deficient")
-	}
-	if len(informative) == 0 && !tested {
-		// Only default-allele bases: nothing known about the rest.
-		return nil
-	}
-
-	// Candidate alleles.
-	cands := []*Allele{def}
-	inCands := map[string]bool{def.Name: true}
-	for _, o := range informative {
-		for _, r := range k.idx.rsids[o.rsid] {
-			if r.Alt != o.base {
-				continue
-			}
-			for _, name := range r.Alleles {
-				a, ok := alleles[name]
-				if !ok || inCands[name] || a.Structural {
-					continue
-				}
-				if definite, _ := carries(a, o.rsid, o.base); !definite {
-					continue
-				}
-				inCands[name] = true
-				cands = append(cands, a)
-			}
-		}
-	}
-	sort.Slice(cands[1:], func(i, j int) bool { return cands[1+i].Name < cands[1+j].Name })
-
-	observedSet := map[string]bool{}
-	for _, o := range informative {
-		observedSet[o.rsid] = true
-	}
-	missing := func(a *Allele) []string {
-		var m []string
-		for _, rs := range k.idx.keyRS[a] {
-			if !observedSet[rs] {
-				m = append(m, rs)
-			}
-		}
-		return m
-	}
-	// carry[i][j] says whether candidate i carries observed variant j:
-	// 0 no, 1 possibly (IUPAC cell), 2 definitely; miss[i] counts its key
-	// variants that were not observed. Both are computed once, so the pair
-	// loop below is cheap even for CYP2D6's many alleles.
-	carry := make([][]uint8, len(cands))
-	miss := make([]int, len(cands))
-	for i, a := range cands {
-		row := make([]uint8, len(informative))
-		for j, o := range informative {
-			switch definite, possible := carries(a, o.rsid, o.base); {
-			case definite:
-				row[j] = 2
-			case possible:
-				row[j] = 1
-			}
-		}
-		carry[i] = row
-		miss[i] = len(missing(a))
-	}
-	consistent := func(idx ...int) bool {
-		for j, o := range informative {
-			lo, hi := 0, 0
-			for _, i := range idx {
-				switch carry[i][j] {
-				case 2:
-					lo++
-					hi++
-				case 1:
-					hi++
-				}
-			}
-			if o.copies < lo || o.copies > hi {
-				return false
-			}
-		}
-		return true
-	}
-	type option struct{ set []*Allele }
-	var best []option
-	bestMissing := -1
-	consider := func(idx ...int) {
-		if !consistent(idx...) {
-			return
-		}
-		m := 0
-		for _, i := range idx {
-			m += miss[i]
-		}
-		if bestMissing != -1 && m > bestMissing {
-			return
-		}
-		set := make([]*Allele, len(idx))
-		for k, i := range idx {
-			set[k] = cands[i]
-		}
-		if bestMissing == -1 || m < bestMissing {
-			best, bestMissing = nil, m
-		}
-		best = append(best, option{set})
-	}
-	for i := range cands {
-		if hemi {
-			consider(i)
-			continue
-		}
-		for j := i; j < len(cands); j++ {
-			consider(i, j)
-		}
-	}
-	if len(best) == 0 {
-		gg.Uncallable = fmt.Sprintf("the %s variants %s do not fit any pair of CPIC-defined alleles", g.Symbol, strings.Join(gg.Variants, ", "))
-		return gg
-	}
-	missingNoted := map[string]bool{}
-	for _, op := range best {
-		names := make([]string, len(op.set))
-		for i, a := range op.set {
-			names[i] = a.Name
-		}
-		call, err := k.Phenotype(g.Symbol, names...)
-		if err != nil {
-			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s %s: %v", g.Symbol, strings.Join(names, "/"), err))
-			continue
-		}
-		gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: names, Call: call})
-		for _, a := range op.set {
-			if m := missing(a); len(m) > 0 && !missingNoted[a.Name] {
-				missingNoted[a.Name] = true
-				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-					"%s %s is also defined by %s, which was not reported; called from the variants given", g.Symbol, a.Name, strings.Join(m, ", ")))
-			}
-		}
-	}
-	if len(gg.Diplotypes) == 0 {
-		gg.Uncallable = fmt.Sprintf("no CPIC phenotype for the %s diplotypes consistent with %s", g.Symbol, strings.Join(gg.Variants, ", "))
-		return gg
-	}
-	if !tested {
-		gg.Partial = true
-		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-			"%s is not in genes_tested: positions not reported are unknown, and an allele not seen is assumed to be %s", g.Symbol, g.DefaultAllele))
-	}
-	if len(gg.Diplotypes) > 1 {
-		ds := make([]string, len(gg.Diplotypes))
-		for i, d := range gg.Diplotypes {
-			ds[i] = d.String()
-		}
-		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-			"phase is unknown: %s could be %s; the most severe recommendation is applied", g.Symbol, strings.Join(ds, " or ")))
-	}
-	// CYP2D6 copy number (the *5 deletion, duplications) cannot be seen
-	// in rsIDs: normal or ultrarapid status is never called from them.
-	if g.Symbol == "CYP2D6" {
-		var kept []Diplotype
-		var dropped []string
-		for _, d := range gg.Diplotypes {
-			if p := d.Call.Phenotype; p == "Normal Metabolizer" || p == "Ultrarapid Metabolizer" || p == "Indeterminate" {
-				dropped = append(dropped, d.String()+" ("+p+")")
-				continue
-			}
-			kept = append(kept, d)
-		}
-		if len(kept) == 0 {
-			gg.Uncallable = "CYP2D6 copy number (the *5 deletion, gene duplications) is not visible in rsIDs, so normal, ultrarapid or indeterminate results cannot be called from them; a CYP2D6 diplotype with copy number is needed"
-			gg.Diplotypes = nil
-			return gg
-		}
-		gg.Diplotypes = kept
-		if len(dropped) > 0 {
-			gg.Assumptions = append(gg.Assumptions, "readings not called from rsIDs (copy number unknown): "+strings.Join(dropped, ", "))
-		}
-		gg.Assumptions = append(gg.Assumptions, "CYP2D6 copy number was not assessed from rsIDs: a *5 deletion or a duplication would change the activity score")
-	}
-	return gg
 }

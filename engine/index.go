@@ -27,7 +27,11 @@ type index struct {
 	hla            map[string]*HLAAllele // "HLA-B*15:02" → allele
 	// actionableFreq is, per gene, the share of Indian-frequency-weighted
 	// alleles that are non-normal (see preTestSeverity).
-	knownNames map[string]bool // every entity name the knowledge holds (lower case)
+	knownNames  map[string]bool                // every entity name the knowledge holds (lower case)
+	defs        map[string]*defIndex           // gene → allele definition (match.go)
+	defPos      map[string]map[int][]*defIndex // chrom → position → definitions using it
+	defRsid     map[string][]defLocus          // rsID → definition positions (observe.go)
+	refSeqChrom map[string]string              // "NC_000010.11" → "chr10"
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -108,6 +112,20 @@ func (k *Knowledge) Build() error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("knowledge index: %s", strings.Join(problems, "; "))
+	}
+	defs, defPos, err := buildDefinitions(k)
+	if err != nil {
+		return fmt.Errorf("knowledge index: %w", err)
+	}
+	ix.defs, ix.defPos = defs, defPos
+	ix.defRsid, ix.refSeqChrom = map[string][]defLocus{}, map[string]string{}
+	for _, di := range defs {
+		ix.refSeqChrom[di.def.RefSeq] = di.def.Chromosome
+		for i, p := range di.def.Positions {
+			if p.RsID != "" {
+				ix.defRsid[p.RsID] = append(ix.defRsid[p.RsID], defLocus{di, i})
+			}
+		}
 	}
 	ix.knownNames = k.entityNames()
 	k.idx = ix

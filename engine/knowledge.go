@@ -20,6 +20,9 @@ type Knowledge struct {
 	Communities     []Community       `json:"communities"`
 	Herbs           []HerbInteraction `json:"herbs"`
 	Warfarin        *FlowChart        `json:"warfarin,omitempty"`
+	// Definitions are PharmCAT's allele definitions in VCF space, used by
+	// the allele matcher (definition.go, match.go).
+	Definitions []GeneDefinition `json:"definitions,omitempty"`
 
 	Classifier *ClassifierKnowledge `json:"classifier,omitempty"` // variant classification (classifier_knowledge.go)
 

@@ -26,10 +26,12 @@ type Request struct {
 	Diplotypes  map[string]string   `json:"diplotypes,omitempty"`
 	HLA         map[string]string   `json:"hla,omitempty"`
 	GenesTested []string            `json:"genes_tested,omitempty"`
-	State       string              `json:"state,omitempty"`
-	Ethnicity   string              `json:"ethnicity,omitempty"`
-	Indication  string              `json:"indication,omitempty"`
-	Patient     *Patient            `json:"patient,omitempty"`
+	// Calls are position-level genotype calls (observe.go).
+	Calls      []PositionCall `json:"calls,omitempty"`
+	State      string         `json:"state,omitempty"`
+	Ethnicity  string         `json:"ethnicity,omitempty"`
+	Indication string         `json:"indication,omitempty"`
+	Patient    *Patient       `json:"patient,omitempty"`
 }
 
 // Severity of an alert.

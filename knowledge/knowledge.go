@@ -143,6 +143,7 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 		kbfile.Herbs:           &kb.Herbs,
 		kbfile.Warfarin:        &kb.Warfarin,
 		kbfile.MetaFile:        &meta,
+		kbfile.Definitions:     &kb.Definitions,
 	}
 	for _, name := range kbfile.JSONFiles {
 		data, ok := contents[name]

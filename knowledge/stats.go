@@ -96,6 +96,11 @@ func Stats(kb *engine.Knowledge) Statistics {
 	for _, h := range kb.Herbs {
 		cite(h.SourceIDs)
 	}
+	defAlleles := 0
+	for _, d := range kb.Definitions {
+		cite(d.SourceIDs)
+		defAlleles += len(d.Alleles)
+	}
 	if kb.Warfarin != nil {
 		cite(kb.Warfarin.SourceIDs)
 		nodes = len(kb.Warfarin.Nodes)
@@ -124,6 +129,8 @@ func Stats(kb *engine.Knowledge) Statistics {
 		{"communities", len(kb.Communities)},
 		{"herb interactions", len(kb.Herbs)},
 		{"warfarin flow-chart nodes", nodes},
+		{"allele definitions (genes)", len(kb.Definitions)},
+		{"allele definitions (named alleles)", defAlleles},
 	}
 	s.Tables = append(s.Tables, classifierStats(kb, cite)...) // classifier.go
 	for _, src := range kb.Sources {

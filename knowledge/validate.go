@@ -135,7 +135,8 @@ func Validate(kb *engine.Knowledge) []Problem {
 	v.validateCommunities(kb)
 	v.validateHerbs(kb)
 	v.validateWarfarin(kb)
-	v.validateClassifier(kb) // validate_classifier.go
+	v.validateDefinitions(kb) // validate_definitions.go
+	v.validateClassifier(kb)  // validate_classifier.go
 	return v.problems
 }
 

@@ -151,6 +151,9 @@ type PatientFacts struct {
 	// reported are taken as reference.
 	GenesTested []string        `json:"genes_tested,omitempty"`
 	Patient     *PatientRequest `json:"patient,omitempty"`
+	// Calls are position-level GRCh38 genotype calls, e.g.
+	// {"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"}.
+	Calls []engine.PositionCall `json:"calls,omitempty"`
 }
 
 // PatientRequest holds the patient facts of a check.
@@ -172,6 +175,7 @@ func (c PatientFacts) EngineRequest(drug string) engine.Request {
 		Diplotypes:  c.Diplotypes,
 		HLA:         c.HLA,
 		GenesTested: c.GenesTested,
+		Calls:       c.Calls,
 		State:       c.State,
 		Ethnicity:   c.Ethnicity,
 		Indication:  c.Indication,

@@ -72,7 +72,11 @@ func (b *builder) buildMeta() error {
 			m.DataVersions["phenotype-"+n] = p.DataVersion + " (PharmCAT " + p.Source.Commit[:8] + ")"
 		}
 	}
-	m.DataVersions["pharmcat-allele-definitions"] = headVersion + " (PharmCAT " + b.phenoHead[:8] + ")"
+	if b.pcatVersion != headVersion {
+		return fmt.Errorf("PharmCAT definitions are data %s but the phenotype files are %s", b.pcatVersion, headVersion)
+	}
+	m.DataVersions["pharmcat-allele-definitions"] = b.pcatVersion + " (PharmCAT " + b.phenoHead[:8] + ")"
+	m.DataVersions["pharmcat"] = b.pcatVersion
 
 	freq := map[string]bool{}
 	for _, r := range b.freqCSV.rows {

@@ -134,6 +134,9 @@ func Generate(dataDir string) (map[string][]byte, error) {
 		b.loadIndia,
 		b.buildDrugs,
 		b.buildGenes,
+		b.overlayRYR1,           // pharmcat.go
+		b.addCYP2D6Combinations, // pharmcat.go
+		b.buildDefinitions,      // pharmcat.go
 		b.buildRsIDs,
 		b.buildRecommendations,
 		b.buildHLA,
@@ -177,6 +180,7 @@ func Generate(dataDir string) (map[string][]byte, error) {
 	put(kbfile.Herbs, b.kb.Herbs)
 	put(kbfile.Warfarin, b.kb.Warfarin)
 	put(kbfile.MetaFile, b.meta)
+	put(kbfile.Definitions, b.kb.Definitions)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +226,7 @@ type builder struct {
 	cpicRecDrugs  map[string]bool
 	dpwgOnlyDrugs map[string]bool
 	meta          kbfile.Meta
+	pcatVersion   string                      // PharmCAT data version of the definition files
 	cls           *engine.ClassifierKnowledge // classifier.go
 }
 
@@ -329,6 +334,8 @@ func encodeJSON(v any) ([]byte, error) {
 	case []engine.State:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []engine.Community:
+		err = writeElems(len(s), func(i int) any { return s[i] })
+	case []engine.GeneDefinition:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []engine.HerbInteraction:
 		err = writeElems(len(s), func(i int) any { return s[i] })

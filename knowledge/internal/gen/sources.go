@@ -14,15 +14,16 @@ import (
 
 // Licence statements, as the data pack's SOURCES.md files give them.
 const (
-	licCC0        = "CC0 1.0 (CPIC content; CPIC asks for attribution: CPIC®, cpicpgx.org, date accessed, data version)"
-	licCCBYSA     = "CC BY-SA 4.0 (ClinPGx/PharmGKB guideline annotations; attribute ClinPGx/PharmGKB, share alike)"
-	licPharmCAT   = "CPIC/ClinPGx/PharmVar allele definitions as packaged in PharmCAT data files (CC0 CPIC content; PharmCAT code MPL-2.0 not used)"
-	licPyPGx      = "MIT (PyPGx variant table)"
-	licSummix     = "MIT (Summix manuscript data)"
-	lic1000G      = "open (1000 Genomes data: no restrictions, Fort Lauderdale principles)"
-	licClinVar    = "public domain (US government work; ClinVar is not intended for direct diagnostic use)"
-	licLiterature = "facts only; no text copied beyond short figures"
-	licCitation   = "bibliographic citation only; no text copied"
+	licCC0          = "CC0 1.0 (CPIC content; CPIC asks for attribution: CPIC®, cpicpgx.org, date accessed, data version)"
+	licCCBYSA       = "CC BY-SA 4.0 (ClinPGx/PharmGKB guideline annotations; attribute ClinPGx/PharmGKB, share alike)"
+	licPharmCATDocs = "MPL-2.0 (PharmCAT repository file; facts only were taken, no text or code)"
+	licPharmCAT     = "CPIC/ClinPGx/PharmVar allele definitions as packaged in PharmCAT data files (CC0 CPIC content; PharmCAT code MPL-2.0 not used)"
+	licPyPGx        = "MIT (PyPGx variant table)"
+	licSummix       = "MIT (Summix manuscript data)"
+	lic1000G        = "open (1000 Genomes data: no restrictions, Fort Lauderdale principles)"
+	licClinVar      = "public domain (US government work; ClinVar is not intended for direct diagnostic use)"
+	licLiterature   = "facts only; no text copied beyond short figures"
+	licCitation     = "bibliographic citation only; no text copied"
 )
 
 // fixedSources are the upstream snapshots named in data/pgx/SOURCES.md and
@@ -42,6 +43,26 @@ var fixedSources = map[string]engine.Source{
 		ID: "pcat-alleles", Title: "PharmCAT allele definitions (*_translation.json; ClinPGx data 2025-11-05), PharmCAT commit 5431bf11",
 		Publisher: "PharmGKB/ClinPGx (PharmCAT)", Year: "2025",
 		URL: "https://github.com/PharmGKB/PharmCAT/tree/5431bf1187e50383df7e7db18ef67b36fc8b562e/src/main/resources/org/pharmgkb/pharmcat/definition/alleles", Licence: licPharmCAT,
+	},
+	"pcat-exemptions": {
+		ID: "pcat-exemptions", Title: "PharmCAT allele-definition exemptions (exemptions.json: required, ignored and extra positions, ignored alleles, NAT2 unphased priorities; data 2025-11-05), PharmCAT commit 5431bf11",
+		Publisher: "PharmGKB/ClinPGx (PharmCAT)", Year: "2025",
+		URL: "https://github.com/PharmGKB/PharmCAT/blob/5431bf1187e50383df7e7db18ef67b36fc8b562e/src/main/resources/org/pharmgkb/pharmcat/definition/alleles/exemptions.json", Licence: licPharmCATDocs,
+	},
+	"pcat-nam-docs": {
+		ID: "pcat-nam-docs", Title: "PharmCAT methods: Named Allele Matcher 101 (undocumented variations in CACNA1S, DPYD, G6PD, NUDT15, RYR1, TPMT read as reference) and Gene Definition Exceptions (DPYD/RYR1 variant lists), PharmCAT commit 5431bf11",
+		Publisher: "PharmGKB/ClinPGx (PharmCAT)", Year: "2025",
+		URL: "https://github.com/PharmGKB/PharmCAT/blob/5431bf1187e50383df7e7db18ef67b36fc8b562e/docs/methods/NamedAlleleMatcher-101.md", Licence: licPharmCATDocs,
+	},
+	"pcat-ryr1-current": {
+		ID: "pcat-ryr1-current", Title: "CPIC RYR1 allele functions as displayed by PharmCAT with data 2025-11-05-00-25 (docs/examples/pharmcat.example.report.html, pharmcat.example2.report.html), PharmCAT commit 5431bf11; agrees with the 2026 phenotype data",
+		Publisher: "PharmGKB/ClinPGx (PharmCAT), CPIC®", Year: "2025",
+		URL: "https://github.com/PharmGKB/PharmCAT/tree/5431bf1187e50383df7e7db18ef67b36fc8b562e/docs/examples", Licence: licCC0,
+	},
+	"pcat-cyp2d6-additions": {
+		ID: "pcat-cyp2d6-additions", Title: "CYP2D6 tandem and hybrid alleles with CPIC activity values missing from the 2024-08 phenotype file: names from PharmCAT docs/phenotypes.tsv (commit 5431bf11), values from PharmCAT phenotype/CYP2D6.json data 2026-05-05 (fork madhavajay/PharmCAT 162d746c)",
+		Publisher: "PharmGKB/ClinPGx (PharmCAT), CPIC®", Year: "2026",
+		URL: "https://github.com/PharmGKB/PharmCAT/blob/5431bf1187e50383df7e7db18ef67b36fc8b562e/docs/phenotypes.tsv", Licence: licCC0,
 	},
 	"cpic-recs-clinpgx": {
 		ID: "cpic-recs-clinpgx", Title: "CPIC guideline recommendations as ClinPGx/PharmGKB guideline annotations (PharmCAT commit 30f8cfb7; ClinPGx data 2024-03-25-16-13; CPIC database ≈ v1.38)",

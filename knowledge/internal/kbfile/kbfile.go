@@ -20,6 +20,7 @@ const (
 	Herbs           = "herbs.json"
 	Warfarin        = "warfarin.json"
 	MetaFile        = "meta.json"
+	Definitions     = "definitions.json"
 )
 
 // Hand-maintained or generated documentation files that are embedded with
@@ -31,7 +32,7 @@ const (
 
 // JSONFiles lists every JSON file of the knowledge base in name order.
 var JSONFiles = []string{
-	Communities, Drugs, Genes, HLA, Herbs, MetaFile, Recommendations, RsIDs,
+	Communities, Definitions, Drugs, Genes, HLA, Herbs, MetaFile, Recommendations, RsIDs,
 	Sources, States, Variants, Warfarin,
 }
 

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// reviewAlerts adds, for each gene of the drug whose input was not fully
+// interpreted (GeneGenotype.Review), a MODERATE "could not interpret —
+// review" alert naming what and why. Such a gene never reads as normal
+// and never as "no result — order a test": the patient has a result that
+// needs a person to read it.
+func (ev *evaluation) reviewAlerts() {
+	for _, gene := range ev.drugGenes() {
+		gg := ev.gt.Genes[gene]
+		if gg == nil || len(gg.Review) == 0 {
+			continue
+		}
+		p := ev.pair(gene)
+		a := Alert{
+			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
+			Gene:         gene,
+			Category:     CategoryUnknown,
+			Alternatives: []string{},
+			Message: fmt.Sprintf("Could not interpret the %s result given — review: %s. %s guidance for %s depends on this gene, so no %s phenotype was assumed.",
+				gene, strings.Join(gg.Review, "; "), ev.drug.Name, gene, gene),
+			Action:         fmt.Sprintf("Have the %s result reviewed (by the lab or a pharmacogenomics pharmacist) before relying on it for %s; do not read it as normal.", gene, ev.drug.Name),
+			GuidanceSource: "CPIC",
+			Assumptions:    append([]string{}, gg.Assumptions...),
+		}
+		if p != nil {
+			a.EvidenceLevel = p.EvidenceLevel
+			a.Guideline = &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL}
+		}
+		ev.res.Alerts = append(ev.res.Alerts, a)
+	}
+}
