@@ -112,20 +112,6 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, answer.Result)
 }
 
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct", "ptr":
-		return "an object"
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
-}
-
 func invalid(params ...httpx.Param) error {
 	names := make([]string, len(params))
 	for i, p := range params {

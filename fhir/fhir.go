@@ -272,6 +272,7 @@ func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 	case "Bundle":
 		var b bundle
 		if err := json.Unmarshal(raw, &b); err != nil {
+			//lint:ignore ST1005 "Bundle" is the FHIR resource type's name, capitalised as FHIR writes it
 			return nil, fmt.Errorf("Bundle: %s", clip(err.Error()))
 		}
 		out := make([]json.RawMessage, 0, len(b.Entry))
