@@ -491,6 +491,26 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 	} else {
 		k.callPairs(di, sites, &gc, haploid > 0 && diploid == 0, allPhased && hets > 1)
 	}
+	// Fail-safe: a reading that is what the reference would give, with
+	// positions not called, is not a confirmed result (a variant there
+	// cannot be ruled out).
+	if gc.Status == CallCalled && len(gc.MissingPositions) > 0 {
+		for _, dp := range gc.Diplotypes {
+			if k.readsAsReference(di, dp) {
+				n := len(gc.MissingPositions)
+				list := gc.MissingPositions
+				if n > 5 {
+					list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
+				}
+				what := dp.String()
+				if dp.Call.Phenotype != "" {
+					what = dp.Call.Phenotype + " (" + what + ")"
+				}
+				gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, what, n, strings.Join(list, ", ")))
+				break
+			}
+		}
+	}
 	k.geneNotes(di, sites, &gc)
 	if len(gc.Uninterpreted) > 0 {
 		gc.NeedsReview = true
@@ -1100,6 +1120,28 @@ func functionRank(a *Allele) float64 {
 		return 2
 	}
 	return -1
+}
+
+// readsAsReference reports whether a called diplotype says what an
+// all-reference sample would: only reference alleles, or the phenotype of
+// the reference diplotype (normal function, "no known susceptibility").
+func (k *Knowledge) readsAsReference(di *defIndex, dp CalledDiplotype) bool {
+	ref := di.alleles[0].name
+	only := true
+	for _, a := range dp.Alleles {
+		if a != ref {
+			only = false
+		}
+	}
+	if only {
+		return true
+	}
+	refDip := make([]string, len(dp.Alleles))
+	for i := range refDip {
+		refDip[i] = ref
+	}
+	rc, err := k.Phenotype(di.def.Gene, refDip...)
+	return err == nil && rc.Phenotype != "" && rc.Phenotype == dp.Call.Phenotype
 }
 
 // geneNotes adds the gene-specific caveats PharmCAT reports.
