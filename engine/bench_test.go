@@ -57,3 +57,32 @@ func FuzzEvaluate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCallSampleReferenceVCF calls all 20 genes from PharmCAT's
+// reference.vcf (1,202 records: every definition position), read once
+// with engine/vcf outside the timed loop.
+func BenchmarkCallSampleReferenceVCF(b *testing.B) {
+	k := kb(b)
+	obs, err := readAllSamples(k, pharmcatDir(b)+"/test-vcfs/org/pharmgkb/pharmcat/reference.vcf")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(obs) != 1 || len(obs[0]) < 1000 {
+		b.Fatalf("reference.vcf: %d samples, want 1 with ≥1,000 positions", len(obs))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sc := engine.CallSample(k, obs[0], engine.CallOptions{})
+		if len(sc.Genes) != 20 {
+			b.Fatalf("%d genes called", len(sc.Genes))
+		}
+	}
+}
+
+// BenchmarkCheckPositionCalls is a check with position-level calls.
+func BenchmarkCheckPositionCalls(b *testing.B) {
+	benchmarkCheck(b, engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Calls: []engine.PositionCall{
+		{Chrom: "chr10", Pos: 94781859, Ref: "G", Alt: "A", Genotype: "0/1"},
+		{Chrom: "chr10", Pos: 94775367, Ref: "A", Alt: "G", Genotype: "0/1"},
+		{Chrom: "chr10", Pos: 94842866, Ref: "A", Alt: "G", Genotype: "1/1"}}})
+}

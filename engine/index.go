@@ -30,6 +30,7 @@ type index struct {
 	knownNames  map[string]bool                // every entity name the knowledge holds (lower case)
 	defs        map[string]*defIndex           // gene → allele definition (match.go)
 	defPos      map[string]map[int][]*defIndex // chrom → position → definitions using it
+	defGenes    []string                       // genes with definitions, sorted
 	defRsid     map[string][]defLocus          // rsID → definition positions (observe.go)
 	refSeqChrom map[string]string              // "NC_000010.11" → "chr10"
 }
@@ -118,6 +119,10 @@ func (k *Knowledge) Build() error {
 		return fmt.Errorf("knowledge index: %w", err)
 	}
 	ix.defs, ix.defPos = defs, defPos
+	for g := range defs {
+		ix.defGenes = append(ix.defGenes, g)
+	}
+	sort.Strings(ix.defGenes)
 	ix.defRsid, ix.refSeqChrom = map[string][]defLocus{}, map[string]string{}
 	for _, di := range defs {
 		ix.refSeqChrom[di.def.RefSeq] = di.def.Chromosome

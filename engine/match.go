@@ -238,10 +238,33 @@ func containsStr(ss []string, s string) bool {
 	return false
 }
 
-// iupac maps IUPAC ambiguity codes to the bases they stand for.
-var iupac = map[string]string{
-	"R": "AG", "Y": "CT", "S": "CG", "W": "AT", "K": "GT", "M": "AC",
-	"B": "CGT", "D": "AGT", "H": "ACT", "V": "ACG", "N": "ACGT",
+// iupacBases returns the bases an IUPAC ambiguity code stands for, or "".
+func iupacBases(c byte) string {
+	switch c {
+	case 'R':
+		return "AG"
+	case 'Y':
+		return "CT"
+	case 'S':
+		return "CG"
+	case 'W':
+		return "AT"
+	case 'K':
+		return "GT"
+	case 'M':
+		return "AC"
+	case 'B':
+		return "CGT"
+	case 'D':
+		return "AGT"
+	case 'H':
+		return "ACT"
+	case 'V':
+		return "ACG"
+	case 'N':
+		return "ACGT"
+	}
+	return ""
 }
 
 // cellMatches reports whether a definition cell matches an observed allele.
@@ -250,7 +273,7 @@ func cellMatches(cell, obs string) bool {
 		return true
 	}
 	if len(obs) == 1 && len(cell) == 1 {
-		return strings.Contains(iupac[cell], obs)
+		return strings.IndexByte(iupacBases(cell[0]), obs[0]) >= 0
 	}
 	return false
 }
@@ -268,14 +291,7 @@ func (k *Knowledge) Definition(gene string) (*GeneDefinition, bool) {
 }
 
 // DefinitionGenes lists the genes with allele definitions, sorted.
-func (k *Knowledge) DefinitionGenes() []string {
-	out := make([]string, 0, len(k.idx.defs))
-	for g := range k.idx.defs {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
-}
+func (k *Knowledge) DefinitionGenes() []string { return append([]string(nil), k.idx.defGenes...) }
 
 // IsDefinitionPosition reports whether chrom:pos is a defining (or extra)
 // position of some gene; readers use it to skip other records cheaply.
@@ -290,7 +306,8 @@ func (k *Knowledge) IsDefinitionPosition(chrom string, pos int) bool {
 // is named in the gene's Uninterpreted list and the gene needs review.
 func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) SampleCall {
 	var sc SampleCall
-	perGene := map[string]map[int]*PositionObservation{}
+	// Per gene, the observation at each definition position (by index).
+	perGene := map[*defIndex][]*PositionObservation{}
 	for i := range obs {
 		o := &obs[i]
 		dis := k.idx.defPos[o.Chrom][o.Pos]
@@ -298,35 +315,39 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 			if ref, ok := di.ignored[o.Pos]; ok && ref == o.Ref {
 				continue // a variant PharmCAT's exemptions ignore
 			}
-			m := perGene[di.def.Gene]
-			if m == nil {
-				m = map[int]*PositionObservation{}
-				perGene[di.def.Gene] = m
+			pi, ok := di.posIdx[o.Pos]
+			if !ok {
+				continue // an extra (report-only) position
 			}
-			if prev, dup := m[o.Pos]; dup {
+			m := perGene[di]
+			if m == nil {
+				m = make([]*PositionObservation, len(di.def.Positions))
+				perGene[di] = m
+			}
+			if prev := m[pi]; prev != nil {
 				sc.Warnings = append(sc.Warnings, fmt.Sprintf("%s:%d is given twice (%s and %s); the first is used", o.Chrom, o.Pos, prev.Source, o.Source))
 				continue
 			}
-			m[o.Pos] = o
+			m[pi] = o
 		}
 	}
 	genes := opt.Genes
 	if genes == nil {
-		genes = k.DefinitionGenes()
+		genes = k.idx.defGenes
 	}
 	for _, g := range genes {
 		di, ok := k.idx.defs[g]
 		if !ok {
 			continue
 		}
-		if len(perGene[g]) == 0 && !opt.AbsentAsDefault[g] {
+		if perGene[di] == nil && !opt.AbsentAsDefault[g] {
 			if opt.ReportUntouched {
 				sc.Genes = append(sc.Genes, GeneCall{Gene: g, Status: CallNoData,
 					Notes: []string{"no variant data for " + g}})
 			}
 			continue
 		}
-		sc.Genes = append(sc.Genes, k.callGene(di, perGene[g], opt))
+		sc.Genes = append(sc.Genes, k.callGene(di, perGene[di], opt))
 	}
 	return sc
 }
@@ -361,7 +382,7 @@ func gtString(alleles []string, phased bool) string {
 }
 
 // callGene matches one gene.
-func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt CallOptions) GeneCall {
+func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallOptions) GeneCall {
 	d := di.def
 	gc := GeneCall{Gene: d.Gene}
 	review := func(format string, args ...any) {
@@ -377,7 +398,10 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 			sites[i].missing = true
 			continue
 		}
-		o := obs[p.Pos]
+		var o *PositionObservation
+		if obs != nil {
+			o = obs[i]
+		}
 		if o == nil {
 			if opt.AbsentAsDefault[d.Gene] {
 				ref := di.defaultCells[i]
@@ -491,6 +515,26 @@ func (k *Knowledge) callGene(di *defIndex, obs map[int]*PositionObservation, opt
 	} else {
 		k.callPairs(di, sites, &gc, haploid > 0 && diploid == 0, allPhased && hets > 1)
 	}
+	// Fail-safe: a reading that is what the reference would give, with
+	// positions not called, is not a confirmed result (a variant there
+	// cannot be ruled out).
+	if gc.Status == CallCalled && len(gc.MissingPositions) > 0 {
+		for _, dp := range gc.Diplotypes {
+			if k.readsAsReference(di, dp) {
+				n := len(gc.MissingPositions)
+				list := gc.MissingPositions
+				if n > 5 {
+					list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
+				}
+				what := dp.String()
+				if dp.Call.Phenotype != "" {
+					what = dp.Call.Phenotype + " (" + what + ")"
+				}
+				gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, what, n, strings.Join(list, ", ")))
+				break
+			}
+		}
+	}
 	k.geneNotes(di, sites, &gc)
 	if len(gc.Uninterpreted) > 0 {
 		gc.NeedsReview = true
@@ -588,7 +632,7 @@ func compatible(di *defIndex, a *matchAllele, sites []site, nonRef []int) (int, 
 		if s.missing {
 			continue
 		}
-		if !matchesAny([]string{c.allele}, s.alleles[0]) && (len(s.alleles) < 2 || !cellMatches(c.allele, s.alleles[1])) {
+		if !cellMatches(c.allele, s.alleles[0]) && (len(s.alleles) < 2 || !cellMatches(c.allele, s.alleles[1])) {
 			return 0, false
 		}
 		if isWobble(c.allele) {
@@ -1026,7 +1070,7 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 }
 
 // isWobble reports whether a cell is an IUPAC ambiguity code.
-func isWobble(cell string) bool { return len(cell) == 1 && iupac[cell] != "" }
+func isWobble(cell string) bool { return len(cell) == 1 && iupacBases(cell[0]) != "" }
 
 func containsAllele(alleles []string, cell string) bool {
 	for _, a := range alleles {
@@ -1100,6 +1144,28 @@ func functionRank(a *Allele) float64 {
 		return 2
 	}
 	return -1
+}
+
+// readsAsReference reports whether a called diplotype says what an
+// all-reference sample would: only reference alleles, or the phenotype of
+// the reference diplotype (normal function, "no known susceptibility").
+func (k *Knowledge) readsAsReference(di *defIndex, dp CalledDiplotype) bool {
+	ref := di.alleles[0].name
+	only := true
+	for _, a := range dp.Alleles {
+		if a != ref {
+			only = false
+		}
+	}
+	if only {
+		return true
+	}
+	refDip := make([]string, len(dp.Alleles))
+	for i := range refDip {
+		refDip[i] = ref
+	}
+	rc, err := k.Phenotype(di.def.Gene, refDip...)
+	return err == nil && rc.Phenotype != "" && rc.Phenotype == dp.Call.Phenotype
 }
 
 // geneNotes adds the gene-specific caveats PharmCAT reports.

@@ -268,6 +268,12 @@ func TestCheckRejects(t *testing.T) {
 		{name: "missing drug", contentType: "application/json", body: `{"variants":["rs4244285"]}`, wantStatus: 422, wantParams: []string{"drug"}},
 		{name: "blank drug", contentType: "application/json", body: `{"drug":"  "}`, wantStatus: 422, wantParams: []string{"drug"}},
 		{name: "bad rsID", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["rsABC"]}`, wantStatus: 422, wantParams: []string{"variants[0]"}},
+		{name: "one allele for a diploid gene", contentType: "application/json", body: `{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*17"}}`, wantStatus: 422, wantParams: []string{"diplotypes.CYP2C19"}},
+		{name: "bad position call", contentType: "application/json",
+			body:       `{"drug":"clopidogrel","calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"},{"chrom":"chrQ","pos":0,"ref":"G","alt":"A","genotype":"0/2"}]}`,
+			wantStatus: 422, wantParams: []string{"calls[1].chrom", "calls[1].genotype", "calls[1].pos"}},
+		{name: "bad HGVS", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["NC_000010.11:g.94781859delG"]}`, wantStatus: 422, wantParams: []string{"variants[0]"}},
+		{name: "bad zygosity", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["rs4244285:A"],"zygosity":{"rs4244285":"twice"}}`, wantStatus: 422, wantParams: []string{"zygosity.rs4244285"}},
 		{name: "GET check", method: http.MethodGet, wantStatus: 405, wantAllow: "POST"},
 	}
 	for _, tc := range tests {
