@@ -101,18 +101,29 @@ func formatClassification(res classify.Result) string {
 		}
 		field("Known variant", desc)
 	}
-	fmt.Fprintf(&b, "\n%s (decided by %s)\n", res.TierLabel, res.Synthesis.DecidedBy)
+	evidence := strings.Join(res.Synthesis.DecidingEvidence, " + ")
+	if evidence == "" {
+		evidence = "no rule's evidence"
+	}
+	fmt.Fprintf(&b, "\n%s (decided by %s; evidence: %s)\n", res.TierLabel, res.Synthesis.DecidedBy, evidence)
 	for _, r := range res.Synthesis.Rules {
 		mark := " "
 		if r.Fired {
 			mark = "x"
 		}
-		fmt.Fprintf(&b, "  [%s] %-30s tier %d  %s\n", mark, r.ID, r.Tier, r.Evidence)
+		fmt.Fprintf(&b, "  [%s] %-30s tier %d  %s\n", mark, r.ID, r.Tier, r.Values)
 	}
 	e := res.ESM
-	fmt.Fprintf(&b, "\nConservation (esm):  conservation_score %.4f = 0.5·%.4f (BLOSUM62 %d) + 0.5·%.4f (H(%s) %.4f bits)\n",
-		e.Score, e.SubstitutionTerm, e.BLOSUM62, e.EntropyTerm, e.Ref, e.RefEntropyBits)
-	fmt.Fprintf(&b, "                     alignment: none — %s\n", e.Alignment.Reason)
+	fmt.Fprintf(&b, "\nConservation (esm):  conservation_score %.4f; site log-odds ln(p_%s/p_%s) = ln(%.6f/%.6f) = %.4f; BLOSUM62 %d\n",
+		e.Score, e.Alt, e.Ref, e.PAlt, e.PRef, e.LogOdds, e.BLOSUM62)
+	fmt.Fprintf(&b, "                     column %d: entropy %.4f bits, conservation %.4f, Neff %.2f, prior weight %.2f\n",
+		e.Position, e.ColumnEntropyBits, e.ColumnConservation, e.ColumnNeff, e.PriorWeight)
+	fmt.Fprintf(&b, "                     confidence %s — %s\n", e.Confidence, e.ConfidenceReason)
+	alignment := "none — "
+	if e.Alignment.Available {
+		alignment = ""
+	}
+	fmt.Fprintf(&b, "                     alignment: %s%s\n", alignment, e.Alignment.Reason)
 	p := res.Population
 	fmt.Fprintf(&b, "Population:          rarity %s", p.Rarity)
 	if p.Note != "" {
