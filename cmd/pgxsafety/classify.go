@@ -11,7 +11,8 @@ import (
 const classifySynopsis = `classify --gene GENE (--protein-change CHANGE | --variant RSID) [--json]
        classify --demo CASE [--json]
 
-Classifies one missense substitution of a substrate protein offline, exactly
+Classifies one missense substitution of a substrate protein (or of a protein
+classified from its homolog profile alone) offline, exactly
 as POST /classifier_v2/classify does, and prints the result: the four
 methods (esm conservation, population, graph, synthesis) and the tier.
 CHANGE is an HGVS protein change (p.Ala154Thr, p.(Ala154Thr)) or its
@@ -23,7 +24,7 @@ the service.`
 func runClassify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("classify", stderr, classifySynopsis)
 	var (
-		gene   = fs.String("gene", "", "substrate gene (CYP2C9, DPYD, NUDT15, SLCO1B1, TPMT)")
+		gene   = fs.String("gene", "", "gene: a substrate protein (CYP2C9, DPYD, NUDT15, SLCO1B1, TPMT) or a profiled one (CYP2C19, CYP2D6, G6PD, VKORC1)")
 		change = fs.String("protein-change", "", "HGVS protein change, e.g. p.Ala154Thr or A154T")
 		rsid   = fs.String("variant", "", "rsID mapped to a protein change by the knowledge, e.g. rs116855232")
 		demo   = fs.String("demo", "", "demonstration case id, e.g. nudt15-r139c")
