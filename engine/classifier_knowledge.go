@@ -21,6 +21,9 @@ type ClassifierKnowledge struct {
 	Substrate ClassifierSubstrate `json:"substrate"`
 	// Citations are the publication citations (classifier_citations.json).
 	Citations []PublicationCitation `json:"citations"`
+	// Profiles are the per-position conservation profiles
+	// (classifier_profiles.json, classifier_profiles.go).
+	Profiles *ConservationProfiles `json:"profiles,omitempty"`
 }
 
 // SubstitutionMatrix is an amino-acid substitution matrix as distributed in

@@ -23,13 +23,14 @@ func isClassifierFile(name string) bool {
 // them. A missing file is a problem: the classifier knowledge is part of
 // the knowledge.
 func decodeClassifier(kb *engine.Knowledge, contents map[string][]byte) []Problem {
-	ck := &engine.ClassifierKnowledge{}
+	ck := &engine.ClassifierKnowledge{Profiles: &engine.ConservationProfiles{}}
 	targets := map[string]any{
 		kbfile.ClassifierMatrix:    &ck.Matrix,
 		kbfile.ClassifierProteins:  &ck.Proteins,
 		kbfile.ClassifierChanges:   &ck.Changes,
 		kbfile.ClassifierSubstrate: &ck.Substrate,
 		kbfile.ClassifierCitations: &ck.Citations,
+		kbfile.ClassifierProfiles:  ck.Profiles,
 	}
 	var problems []Problem
 	for _, name := range kbfile.ClassifierJSONFiles {
@@ -73,6 +74,11 @@ func classifierStats(kb *engine.Knowledge, cite func([]string)) []TableCount {
 	for _, c := range ck.Citations {
 		cite(c.SourceIDs)
 	}
+	profiles := 0
+	if ck.Profiles != nil {
+		cite(ck.Profiles.Provenance.SourceIDs)
+		profiles = len(ck.Profiles.Proteins)
+	}
 	return []TableCount{
 		{"classifier protein sequences", len(ck.Proteins)},
 		{"classifier protein changes", len(ck.Changes)},
@@ -81,5 +87,6 @@ func classifierStats(kb *engine.Knowledge, cite func([]string)) []TableCount {
 		{"classifier graph nodes", len(ck.Substrate.Graph.Nodes)},
 		{"classifier graph edges", len(ck.Substrate.Graph.Edges)},
 		{"classifier publication citations", len(ck.Citations)},
+		{"classifier conservation profiles", profiles},
 	}
 }

@@ -82,6 +82,8 @@ func (v *validator) validateClassifier(kb *engine.Knowledge) {
 		}
 	}
 
+	v.validateProfiles(ck) // validate_profiles.go
+
 	// Protein changes.
 	cf := kbfile.ClassifierChanges
 	changes := map[string]bool{}

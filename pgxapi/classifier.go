@@ -215,6 +215,9 @@ type substrateResponse struct {
 	DemoCases            []engine.DemoCase         `json:"demo_cases"`
 	Graph                engine.KnowledgeGraph     `json:"graph"`
 	ConservationModel    classify.ModelConstants   `json:"conservation_model"`
+	// ConservationProfiles describes the per-position profiles
+	// (classifier_profiles.json) the conservation score reads.
+	ConservationProfiles classify.ProfilesDocument `json:"conservation_profiles"`
 	RuleTable            []classify.RuleSpec       `json:"rule_table"`
 	Validation           classify.Validation       `json:"validation"`
 	Sources              []engine.Source           `json:"sources"`
@@ -230,14 +233,15 @@ func buildSubstrate(cls *classify.Classifier) substrateResponse {
 			"proteins": sub.ProteinRule, "cohort": sub.CohortRule, "demo_cases": sub.DemoRule,
 			"graph": sub.GraphRule, "citations": sub.CitationRule,
 		},
-		ProteinSelection:  sub.ProteinSelection,
-		Proteins:          cls.Proteins(),
-		Cohort:            sub.Cohort,
-		DemoCases:         sub.DemoCases,
-		Graph:             sub.Graph,
-		ConservationModel: cls.Model().Constants(),
-		RuleTable:         classify.RuleTable,
-		Validation:        cls.Validate(),
+		ProteinSelection:     sub.ProteinSelection,
+		Proteins:             cls.Proteins(),
+		Cohort:               sub.Cohort,
+		DemoCases:            sub.DemoCases,
+		Graph:                sub.Graph,
+		ConservationModel:    cls.Model().Constants(),
+		ConservationProfiles: cls.ProfilesDocument(),
+		RuleTable:            classify.RuleTable,
+		Validation:           cls.Validate(),
 	}
 	// The sources every part of the substrate cites.
 	ids := map[string]bool{}
@@ -247,6 +251,9 @@ func buildSubstrate(cls *classify.Classifier) substrateResponse {
 		}
 	}
 	add(kb.Classifier.Matrix.SourceIDs)
+	if kb.Classifier.Profiles != nil {
+		add(kb.Classifier.Profiles.Provenance.SourceIDs)
+	}
 	for _, p := range out.Proteins {
 		add(p.SourceIDs)
 	}

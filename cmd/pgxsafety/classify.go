@@ -11,7 +11,8 @@ import (
 const classifySynopsis = `classify --gene GENE (--protein-change CHANGE | --variant RSID) [--json]
        classify --demo CASE [--json]
 
-Classifies one missense substitution of a substrate protein offline, exactly
+Classifies one missense substitution of a substrate protein (or of a protein
+classified from its homolog profile alone) offline, exactly
 as POST /classifier_v2/classify does, and prints the result: the four
 methods (esm conservation, population, graph, synthesis) and the tier.
 CHANGE is an HGVS protein change (p.Ala154Thr, p.(Ala154Thr)) or its
@@ -23,7 +24,7 @@ the service.`
 func runClassify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("classify", stderr, classifySynopsis)
 	var (
-		gene   = fs.String("gene", "", "substrate gene (CYP2C9, DPYD, NUDT15, SLCO1B1, TPMT)")
+		gene   = fs.String("gene", "", "gene: a substrate protein (CYP2C9, DPYD, NUDT15, SLCO1B1, TPMT) or a profiled one (CYP2C19, CYP2D6, G6PD, VKORC1)")
 		change = fs.String("protein-change", "", "HGVS protein change, e.g. p.Ala154Thr or A154T")
 		rsid   = fs.String("variant", "", "rsID mapped to a protein change by the knowledge, e.g. rs116855232")
 		demo   = fs.String("demo", "", "demonstration case id, e.g. nudt15-r139c")
@@ -101,18 +102,29 @@ func formatClassification(res classify.Result) string {
 		}
 		field("Known variant", desc)
 	}
-	fmt.Fprintf(&b, "\n%s (decided by %s)\n", res.TierLabel, res.Synthesis.DecidedBy)
+	evidence := strings.Join(res.Synthesis.DecidingEvidence, " + ")
+	if evidence == "" {
+		evidence = "no rule's evidence"
+	}
+	fmt.Fprintf(&b, "\n%s (decided by %s; evidence: %s)\n", res.TierLabel, res.Synthesis.DecidedBy, evidence)
 	for _, r := range res.Synthesis.Rules {
 		mark := " "
 		if r.Fired {
 			mark = "x"
 		}
-		fmt.Fprintf(&b, "  [%s] %-30s tier %d  %s\n", mark, r.ID, r.Tier, r.Evidence)
+		fmt.Fprintf(&b, "  [%s] %-30s tier %d  %s\n", mark, r.ID, r.Tier, r.Values)
 	}
 	e := res.ESM
-	fmt.Fprintf(&b, "\nConservation (esm):  conservation_score %.4f = 0.5·%.4f (BLOSUM62 %d) + 0.5·%.4f (H(%s) %.4f bits)\n",
-		e.Score, e.SubstitutionTerm, e.BLOSUM62, e.EntropyTerm, e.Ref, e.RefEntropyBits)
-	fmt.Fprintf(&b, "                     alignment: none — %s\n", e.Alignment.Reason)
+	fmt.Fprintf(&b, "\nConservation (esm):  conservation_score %.4f; site log-odds ln(p_%s/p_%s) = ln(%.6f/%.6f) = %.4f; BLOSUM62 %d\n",
+		e.Score, e.Alt, e.Ref, e.PAlt, e.PRef, e.LogOdds, e.BLOSUM62)
+	fmt.Fprintf(&b, "                     column %d: entropy %.4f bits, conservation %.4f, Neff %.2f, prior weight %.2f\n",
+		e.Position, e.ColumnEntropyBits, e.ColumnConservation, e.ColumnNeff, e.PriorWeight)
+	fmt.Fprintf(&b, "                     confidence %s — %s\n", e.Confidence, e.ConfidenceReason)
+	alignment := "none — "
+	if e.Alignment.Available {
+		alignment = ""
+	}
+	fmt.Fprintf(&b, "                     alignment: %s%s\n", alignment, e.Alignment.Reason)
 	p := res.Population
 	fmt.Fprintf(&b, "Population:          rarity %s", p.Rarity)
 	if p.Note != "" {

@@ -35,7 +35,7 @@ func TestClassifyText(t *testing.T) {
 	if err != nil {
 		t.Fatalf("classify: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"DPYD p.Cys29Arg", "Tier 4 — likely benign", "[x] cpic_normal_function", "conservation_score", "alignment: none"} {
+	for _, want := range []string{"DPYD p.Cys29Arg", "Tier 4 — likely benign", "[x] cpic_normal_function", "conservation_score", "alignment: profile of DPYD", "confidence low"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -52,7 +52,7 @@ func TestClassifyErrors(t *testing.T) {
 		{[]string{"classify", "--demo", "x", "--gene", "TPMT"}, true, "cannot be combined"},
 		{[]string{"classify", "--demo", "no-such-case"}, true, "nudt15-r139c"},
 		{[]string{"classify", "--gene", "TPMT", "--protein-change", "p.Gly154Thr"}, false, "--protein-change: reference residue Gly154 does not match"},
-		{[]string{"classify", "--gene", "G6PD", "--protein-change", "S188F"}, false, "--gene"},
+		{[]string{"classify", "--gene", "UGT1A1", "--protein-change", "G71R"}, false, "--gene"},
 		{[]string{"classify", "--gene", "TPMT", "extra"}, true, "unexpected argument"},
 	}
 	for _, tc := range tests {

@@ -13,22 +13,24 @@ import (
 // EngineVersion identifies the classification engine (the rules, the
 // formula and its constants). Change it whenever a result can change for
 // the same knowledge.
-const EngineVersion = "pgxsafety-classify/2.0.0"
+const EngineVersion = "pgxsafety-classify/3.0.0"
 
 // Method descriptions of the metadata document (interface spec §2.8).
 var MethodDescriptions = map[string]string{
-	"esm": "Protein-level conservation without any language model: the BLOSUM62 score of the reference→alternate " +
-		"residue and the Shannon entropy of the reference residue's BLOSUM62 substitution distribution (no " +
-		"homologous-sequence alignment is available for these proteins), each scaled to [0,1] over the 20 standard " +
-		"residues and averaged into conservation_score (higher = more likely damaging).",
+	"esm": "Protein-level conservation without any language model: a per-position residue profile of homologous " +
+		"Swiss-Prot sequences (jackhmmer + hmmalign, 80%-identity weights, BLOSUM62-derived pseudocounts that " +
+		"dominate where a column is thin), scored as the site-independent log-odds ln(p_alt/p_ref) of the column " +
+		"with the column's Shannon entropy as its conservation; conservation_score = p_ref/(p_ref+p_alt) " +
+		"(higher = more likely damaging) with a stated confidence.",
 	"population": "Indian (or South-Asian) and global allele frequencies and the ClinVar significance of the variant " +
 		"allele where the knowledge holds them, with a rarity class (rare < 1%, common ≥ 5%).",
 	"graph": "The rows of the PGx knowledge graph that touch the variant, its gene and the gene's drugs: " +
 		"pharmacogenomic (CPIC allele function of the allele the variant defines), guideline (CPIC gene–drug " +
 		"pairs) and natural-product (herb–drug interactions) rows, each with its source.",
 	"synthesis": "A deterministic rule table: tier 1 actionable (defines a CPIC No/Decreased-function allele of a " +
-		"level-A gene), tier 4 likely benign (Normal-function allele, or common and tolerated), tier 2 likely " +
-		"functional (conserved, damaging and rare), otherwise tier 3 uncertain; every rule is reported with its threshold.",
+		"level-A gene), tier 4 likely benign (Normal-function allele, or common and not damaging), tier 2 likely " +
+		"functional (damaging at a conserved position and rare, or damaging by an adequately supported profile and " +
+		"not common), otherwise tier 3 uncertain; every rule is reported with its threshold and the evidence that decided.",
 }
 
 // Request is one classification question: a missense substitution of a
@@ -51,6 +53,10 @@ type Classifier struct {
 	genes    []string
 	byGene   map[string][]*engine.ProteinChange
 	demos    map[string]*engine.DemoCase
+	profiles map[string]*profile
+	// profiled are the proteins with a profile that are not substrate
+	// proteins (their sequence is the profile's residues).
+	profiled map[string]*engine.ProteinSequence
 }
 
 // New returns a Classifier over kb, which must hold classifier knowledge.
@@ -62,8 +68,12 @@ func New(kb *engine.Knowledge) (*Classifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
+	profiles, err := buildProfiles(m, kb.Classifier.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
 	c := &Classifier{
-		kb: kb, ck: kb.Classifier, model: m, v: newView(kb, nil),
+		kb: kb, ck: kb.Classifier, model: m, v: newView(kb, nil), profiles: profiles,
 		proteins: map[string]*engine.ProteinSequence{},
 		byGene:   map[string][]*engine.ProteinChange{},
 		demos:    map[string]*engine.DemoCase{},
@@ -78,6 +88,7 @@ func New(kb *engine.Knowledge) (*Classifier, error) {
 		ch := &c.ck.Changes[i]
 		c.byGene[ch.Gene] = append(c.byGene[ch.Gene], ch)
 	}
+	c.profiled = profiledProteins(c.ck, c.proteins)
 	for i := range c.ck.Substrate.DemoCases {
 		d := &c.ck.Substrate.DemoCases[i]
 		c.demos[d.ID] = d
@@ -159,33 +170,38 @@ type ESM struct {
 	Notes         []string        `json:"notes,omitempty"`
 }
 
-// AlignmentStatus says whether a homologous-sequence alignment was used.
+// AlignmentStatus says whether a homologous-sequence profile was used and
+// what it was built from.
 type AlignmentStatus struct {
 	Available bool   `json:"available"`
 	Reason    string `json:"reason"`
+	// Source names the sequence database of the profile.
+	Source string `json:"source,omitempty"`
+	// Hits, Sequences and EffectiveSequences describe the protein's
+	// profile (engine.ProteinProfile).
+	Hits               int     `json:"hits,omitempty"`
+	Sequences          int     `json:"sequences,omitempty"`
+	EffectiveSequences float64 `json:"effective_sequences,omitempty"`
 }
 
 // ESMConstants are the constants of the formula.
 type ESMConstants struct {
-	WeightSubstitution float64 `json:"weight_substitution"`
-	WeightEntropy      float64 `json:"weight_entropy"`
-	MinScore           int     `json:"min_off_diagonal_score"`
-	MaxScore           int     `json:"max_off_diagonal_score"`
-	MinEntropyBits     float64 `json:"min_entropy_bits"`
-	MaxEntropyBits     float64 `json:"max_entropy_bits"`
-	MeanEntropyBits    float64 `json:"mean_entropy_bits"`
-	ImpliedLambda      float64 `json:"implied_lambda"`
-	NominalLambda      float64 `json:"nominal_lambda"`
+	PseudocountWeight      float64 `json:"pseudocount_weight"`
+	LowConfidenceNeff      float64 `json:"low_confidence_neff_below"`
+	ConservedColumnAtLeast float64 `json:"conserved_column_at_least"`
+	DamagingLogOddsAtMost  float64 `json:"damaging_log_odds_at_most"`
+	ImpliedLambda          float64 `json:"implied_lambda"`
+	NominalLambda          float64 `json:"nominal_lambda"`
 }
 
 // Formula is the conservation_score formula.
-const Formula = "conservation_score = 0.5·(s_max − s)/(s_max − s_min) + 0.5·(H_max − H_ref)/(H_max − H_min), " +
-	"s = BLOSUM62(ref→alt), s_min/s_max = extreme off-diagonal scores of the 20 standard residues, " +
-	"H_ref = Shannon entropy (bits) of P(b|ref) = p_b·exp(λ·s_ref,b), H_min/H_max = extremes over the 20 residues"
+const Formula = "p = (α·f + β·g)/(α + β) at the variant's position: f = weighted residue frequencies of the homologs (80%-identity weights), " +
+	"α = Neff − 1, β = 10, g_a = Σ_b f_b·P(a|b), P(a|b) = p_a·exp(λ·s_ab) from BLOSUM62 (the prior, dominant where Neff is small); " +
+	"site_log_odds = ln(p_alt/p_ref); conservation_score = 1/(1 + exp(site_log_odds)) = p_ref/(p_ref + p_alt); " +
+	"column_entropy_bits = −Σ p log2 p; column_conservation = 1 − H/log2 20; damaging ⇔ site_log_odds ≤ −2.5; conserved ⇔ column_conservation ≥ 0.5"
 
-// noAlignment is the reason no alignment is used.
-const noAlignment = "no homologous sequences (orthologs or family members with citations) are in the knowledge for this protein; " +
-	"the entropy is that of the reference residue's BLOSUM62 substitution distribution, the same for every position holding that residue"
+// noProfile is the reason no profile is used.
+const noProfile = "the knowledge has no homolog profile for this protein: the score is the BLOSUM62 prior alone (low confidence)"
 
 // GraphSection is the graph method's section.
 type GraphSection struct {
@@ -236,7 +252,10 @@ func (c *Classifier) resolve(req Request) (resolved, error) {
 	}
 	p, ok := c.proteins[gene]
 	if !ok {
-		return r, invalid("gene", "%q is not a substrate protein of the classifier; substrate genes are %s", req.Gene, strings.Join(c.genes, ", "))
+		p, ok = c.profiled[gene]
+	}
+	if !ok {
+		return r, invalid("gene", "%q is not a protein of the classifier; substrate genes are %s%s", req.Gene, strings.Join(c.genes, ", "), c.profiledOnlyText())
 	}
 	r.protein = p
 	pc := strings.TrimSpace(req.ProteinChange)
@@ -330,9 +349,9 @@ func (c *Classifier) Classify(req Request) (Result, error) {
 		return Result{}, err
 	}
 	gene := r.protein.Gene
-	cons, err := c.model.Conservation(r.sub.Ref, r.sub.Alt)
+	cons, err := c.conservation(gene, r.sub.Pos, r.sub.Ref, r.sub.Alt)
 	if err != nil {
-		return Result{}, fmt.Errorf("classify: %w", err) // cannot happen: the parser accepts standard residues only
+		return Result{}, fmt.Errorf("classify: %w", err) // cannot happen: the parser accepts standard residues only and profiles are checked at load
 	}
 	res := Result{
 		GroundingContract: engine.GroundingContract,
@@ -346,24 +365,37 @@ func (c *Classifier) Classify(req Request) (Result, error) {
 		Ref: string(r.sub.Ref), Alt: string(r.sub.Alt), HGVSp: r.sub.HGVS(), Short: r.sub.Short(),
 		ReferenceVerified: true, KnownVariants: []KnownVariant{},
 	}
+	if c.proteins[gene] == nil {
+		res.Warnings = append(res.Warnings, gene+" is not a curated substrate protein (no cohort variant is on it): it is classified from its homolog profile, population and graph evidence only; "+r.protein.Provenance)
+	}
 	if r.sub.Pos == 1 {
 		res.Warnings = append(res.Warnings, "position 1 is the initiator methionine: a change there removes the start codon (start-loss), which conservation_score does not model")
 	}
 
 	// esm
-	mc := c.model.Constants()
 	res.ESM = ESM{
-		Method:        "BLOSUM62 substitution score and Shannon entropy of the reference residue's BLOSUM62 substitution distribution (no language model)",
+		Method:        "per-position residue profile of homologous Swiss-Prot sequences with a BLOSUM62 prior; site-independent log-odds and column entropy (no language model)",
 		Conservation:  cons,
-		Alignment:     AlignmentStatus{Available: false, Reason: noAlignment},
-		EntropySource: "blosum62_substitution_distribution",
+		Alignment:     AlignmentStatus{Available: false, Reason: noProfile},
+		EntropySource: "column_profile",
 		Formula:       Formula,
-		Constants: ESMConstants{
-			WeightSubstitution: WeightSubstitution, WeightEntropy: WeightEntropy,
-			MinScore: mc.MinOffDiagonalScore, MaxScore: mc.MaxOffDiagonalScore,
-			MinEntropyBits: mc.MinEntropyBits, MaxEntropyBits: mc.MaxEntropyBits, MeanEntropyBits: mc.MeanEntropyBits,
-			ImpliedLambda: mc.ImpliedLambda, NominalLambda: mc.NominalLambda,
-		},
+		Constants:     c.esmConstants(),
+	}
+	if pr, ok := c.profiles[gene]; ok {
+		res.ESM.Alignment = AlignmentStatus{
+			Available: true,
+			Reason: fmt.Sprintf("profile of %s from %d homologous sequences (effective %.1f) found by jackhmmer in %s; built by knowledge/internal/profilegen",
+				gene, pr.meta.Sequences, pr.meta.EffectiveSequences, "UniProtKB/Swiss-Prot 2014_01"),
+			Source:             c.ck.Profiles.Provenance.Database,
+			Hits:               pr.meta.Hits,
+			Sequences:          pr.meta.Sequences,
+			EffectiveSequences: pr.meta.EffectiveSequences,
+		}
+	} else {
+		res.ESM.EntropySource = "blosum62_prior"
+	}
+	if cons.Confidence == ConfidenceLow {
+		res.Warnings = append(res.Warnings, "low-confidence conservation: "+cons.ConfidenceReason)
 	}
 
 	// Known variant alleles: function and population.
@@ -434,8 +466,11 @@ func (c *Classifier) citations(res Result) []Citation {
 	cite("esm.blosum62", "", "", matrix)
 	for _, id := range matrix {
 		if s, ok := c.v.sources[id]; ok && s.PMID != "" {
-			cite("esm.ref_entropy_bits", s.Title, "", []string{id})
+			cite("esm.residue_only.ref_entropy_bits", s.Title, "", []string{id})
 		}
+	}
+	if res.ESM.Profile && c.ck.Profiles != nil {
+		cite("esm.site_log_odds", "", "", c.ck.Profiles.Provenance.SourceIDs)
 	}
 	if p, ok := c.proteins[res.Variant.Gene]; ok {
 		cite("variant.reference_verified", "", "", p.SourceIDs)

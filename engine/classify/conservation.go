@@ -2,7 +2,7 @@ package classify
 
 import "fmt"
 
-// Weights of the two terms of conservation_score. With no labelled data
+// Weights of the two terms of the residue-only score. With no labelled data
 // the classifier was not allowed to fit to, the two terms are weighted
 // equally; both are scaled to [0,1] over the 20 standard residues first,
 // so equal weights mean equal influence (docs/classifier.md §2.3).
@@ -11,8 +11,11 @@ const (
 	WeightEntropy      = 0.5
 )
 
-// Conservation is the esm method's result for one substitution.
-type Conservation struct {
+// ResidueConservation is the previous, residue-only conservation score:
+// it reads only the two residue letters, so every position holding the
+// same residue gets the same score. It is kept for comparison with the
+// position-aware Conservation (Validate reports both).
+type ResidueConservation struct {
 	Ref string `json:"ref"`
 	Alt string `json:"alt"`
 	// BLOSUM62 is the matrix score of ref → alt.
@@ -27,9 +30,9 @@ type Conservation struct {
 	// EntropyTerm is (H_max − H_ref)/(H_max − H_min): 1 for the residue
 	// whose substitutions are most constrained, 0 for the least.
 	EntropyTerm float64 `json:"entropy_term"`
-	// Score is conservation_score = 0.5·SubstitutionTerm + 0.5·EntropyTerm,
-	// in [0,1], higher = more likely damaging.
-	Score float64 `json:"conservation_score"`
+	// Score is 0.5·SubstitutionTerm + 0.5·EntropyTerm, in [0,1], higher =
+	// more likely damaging (the conservation_score before profiles).
+	Score float64 `json:"score"`
 	// Damaging: the score is below zero, i.e. the substitution is seen less
 	// often than chance in the alignments the matrix was built from.
 	Damaging bool `json:"damaging"`
@@ -38,12 +41,13 @@ type Conservation struct {
 	Conserved bool `json:"conserved"`
 }
 
-// Conservation scores the substitution ref → alt (one-letter standard
-// residues, ref ≠ alt is not required).
-func (md *Model) Conservation(ref, alt byte) (Conservation, error) {
+// ResidueConservation scores the substitution ref → alt from the two
+// residues alone (one-letter standard residues, ref ≠ alt is not
+// required).
+func (md *Model) ResidueConservation(ref, alt byte) (ResidueConservation, error) {
 	s, ok := md.Score(ref, alt)
 	if !ok {
-		return Conservation{}, fmt.Errorf("%c→%c: not a pair of standard residues", ref, alt)
+		return ResidueConservation{}, fmt.Errorf("%c→%c: not a pair of standard residues", ref, alt)
 	}
 	h, _ := md.Entropy(ref)
 	subTerm := float64(md.maxScore-s) / float64(md.maxScore-md.minScore)
@@ -51,7 +55,7 @@ func (md *Model) Conservation(ref, alt byte) (Conservation, error) {
 	// the term stays in [0,1] for any input.
 	subTerm = clamp01(subTerm)
 	entTerm := clamp01((md.maxEntropy - h) / (md.maxEntropy - md.minEntropy))
-	return Conservation{
+	return ResidueConservation{
 		Ref:              string(ref),
 		Alt:              string(alt),
 		BLOSUM62:         s,

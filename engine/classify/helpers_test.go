@@ -45,5 +45,5 @@ func classifier(t testing.TB) *classify.Classifier {
 // cmpIgnoreFloats ignores the float fields of Conservation, which tests
 // check against the formula instead.
 func cmpIgnoreFloats() cmp.Option {
-	return cmpopts.IgnoreFields(classify.Conservation{}, "SubstitutionTerm", "RefEntropyBits", "EntropyTerm", "Score")
+	return cmpopts.IgnoreFields(classify.ResidueConservation{}, "SubstitutionTerm", "RefEntropyBits", "EntropyTerm", "Score")
 }

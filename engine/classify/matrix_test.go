@@ -142,13 +142,13 @@ func TestConservation(t *testing.T) {
 		{'Y', 'F', 3, false, false},
 	}
 	for _, tc := range tests {
-		got, err := m.Conservation(tc.ref, tc.alt)
+		got, err := m.ResidueConservation(tc.ref, tc.alt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h, _ := m.Entropy(tc.ref)
 		entTerm := (c.MaxEntropyBits - h) / (c.MaxEntropyBits - c.MinEntropyBits)
-		want := classify.Conservation{
+		want := classify.ResidueConservation{
 			Ref: string(tc.ref), Alt: string(tc.alt), BLOSUM62: tc.blosum,
 			Damaging: tc.damaging, Conserved: tc.conserved,
 		}
@@ -161,13 +161,13 @@ func TestConservation(t *testing.T) {
 			t.Errorf("%c→%c terms %+v do not follow the formula", tc.ref, tc.alt, got)
 		}
 	}
-	if _, err := m.Conservation('B', 'A'); err == nil {
+	if _, err := m.ResidueConservation('B', 'A'); err == nil {
 		t.Error("a non-standard residue was scored")
 	}
 	// Extremes: the most constrained residue has entropy term 1, the least 0.
 	lo, hi := 2.0, -1.0
 	for _, r := range classify.StandardResidues {
-		cv, _ := m.Conservation(byte(r), 'A')
+		cv, _ := m.ResidueConservation(byte(r), 'A')
 		lo, hi = math.Min(lo, cv.EntropyTerm), math.Max(hi, cv.EntropyTerm)
 	}
 	if lo != 0 || hi != 1 {

@@ -24,28 +24,35 @@ var TierLabels = map[int]string{
 // Rule ids, in order of precedence: the first rule that fires sets the
 // tier. Every rule is evaluated and reported.
 const (
-	RuleCPICNonNormal   = "cpic_no_or_decreased_function"
-	RuleCPICNormal      = "cpic_normal_function"
-	RuleConservedRare   = "conserved_damaging_rare"
-	RuleCommonTolerated = "common_tolerated"
-	RuleDefault         = "uncertain_default"
+	RuleCPICNonNormal    = "cpic_no_or_decreased_function"
+	RuleCPICNormal       = "cpic_normal_function"
+	RuleConservedRare    = "conserved_damaging_rare"
+	RuleCommonTolerated  = "common_tolerated"
+	RuleProfileDamaging  = "profile_damaging"
+	RuleDefault          = "uncertain_default"
+	EvidenceGraph        = "graph"
+	EvidenceConservation = "conservation"
+	EvidencePopulation   = "population"
 )
 
 // RuleTable is the synthesis rule table, in precedence order. It is the
 // table docs/classifier.md shows next to its test table.
 var RuleTable = []RuleSpec{
-	{ID: RuleCPICNonNormal, Tier: Tier1Actionable,
+	{ID: RuleCPICNonNormal, Tier: Tier1Actionable, Evidence: []string{EvidenceGraph},
 		Condition: "the substitution is the protein change of a known variant allele that alone defines a CPIC allele of No function or Decreased function, and the gene has a CPIC level A gene–drug pair",
 		Threshold: "allele function ∈ {No function, Decreased function}; CPIC level = A"},
-	{ID: RuleCPICNormal, Tier: Tier4Benign,
+	{ID: RuleCPICNormal, Tier: Tier4Benign, Evidence: []string{EvidenceGraph},
 		Condition: "the substitution is the protein change of a known variant allele that alone defines a CPIC allele of Normal function",
 		Threshold: "allele function = Normal function"},
-	{ID: RuleConservedRare, Tier: Tier2Functional,
-		Condition: "conserved reference residue, damaging substitution and rare in every population figure the knowledge has (at least one figure)",
-		Threshold: fmt.Sprintf("H(ref) < mean entropy; BLOSUM62 < 0; every allele frequency < %g", RareBelow)},
-	{ID: RuleCommonTolerated, Tier: Tier4Benign,
-		Condition: "common in a population figure of the knowledge and a tolerated substitution",
-		Threshold: fmt.Sprintf("an allele frequency ≥ %g; BLOSUM62 ≥ 0", CommonAtLeast)},
+	{ID: RuleConservedRare, Tier: Tier2Functional, Evidence: []string{EvidenceConservation, EvidencePopulation},
+		Condition: "damaging substitution at a conserved position, scored with adequate confidence, and rare in every population figure the knowledge has (at least one figure)",
+		Threshold: fmt.Sprintf("site_log_odds ≤ %g; column_conservation ≥ %g; column Neff ≥ %g; every allele frequency < %g", DamagingLogOdds, ConservedColumn, LowConfidenceNeff, RareBelow)},
+	{ID: RuleCommonTolerated, Tier: Tier4Benign, Evidence: []string{EvidencePopulation, EvidenceConservation},
+		Condition: "common in a population figure of the knowledge and not a damaging substitution",
+		Threshold: fmt.Sprintf("an allele frequency ≥ %g; site_log_odds > %g", CommonAtLeast, DamagingLogOdds)},
+	{ID: RuleProfileDamaging, Tier: Tier2Functional, Evidence: []string{EvidenceConservation},
+		Condition: "damaging substitution by the homolog profile, scored with adequate confidence, and not common in any population figure of the knowledge (a substitution the knowledge has no figure for qualifies)",
+		Threshold: fmt.Sprintf("site_log_odds ≤ %g (calibrated on the CPIC allele functions, docs/classifier.md §5); column Neff ≥ %g; rarity ≠ common", DamagingLogOdds, LowConfidenceNeff)},
 	{ID: RuleDefault, Tier: Tier3Uncertain,
 		Condition: "no other rule fires",
 		Threshold: "—"},
@@ -57,23 +64,31 @@ type RuleSpec struct {
 	Tier      int    `json:"tier"`
 	Condition string `json:"condition"`
 	Threshold string `json:"threshold"`
+	// Evidence names the kinds of evidence the rule reads (graph,
+	// conservation, population); none for the default rule.
+	Evidence []string `json:"evidence_kinds"`
 }
 
 // RuleResult is one evaluated rule.
 type RuleResult struct {
 	RuleSpec
 	Fired bool `json:"fired"`
-	// Evidence states the values the rule was evaluated on.
-	Evidence string `json:"evidence"`
+	// Values states the values the rule was evaluated on.
+	Values string `json:"evidence"`
 }
 
 // Synthesis is the synthesis method's section.
 type Synthesis struct {
-	Tier       int          `json:"tier"`
-	TierLabel  string       `json:"tier_label"`
-	DecidedBy  string       `json:"decided_by"`
-	Rules      []RuleResult `json:"rules"`
-	Precedence string       `json:"precedence"`
+	Tier      int    `json:"tier"`
+	TierLabel string `json:"tier_label"`
+	DecidedBy string `json:"decided_by"`
+	// DecidingEvidence names the kinds of evidence of the rule that set the
+	// tier (graph: a curated CPIC allele function; conservation: the homolog
+	// profile; population: the knowledge's allele frequencies); empty when
+	// the default rule decided.
+	DecidingEvidence []string     `json:"deciding_evidence"`
+	Rules            []RuleResult `json:"rules"`
+	Precedence       string       `json:"precedence"`
 }
 
 // synthesisInput is what the rules read.
@@ -116,32 +131,38 @@ func synthesise(in synthesisInput) Synthesis {
 		}
 		knownFuncs = strings.Join(all, "; ")
 	}
-	consEv := fmt.Sprintf("BLOSUM62 %d (%s); H(ref %s) %.4f bits (%s)", in.cons.BLOSUM62, damagingWord(in.cons.Damaging),
-		in.cons.Ref, in.cons.RefEntropyBits, conservedWord(in.cons.Conserved))
+	consEv := fmt.Sprintf("site_log_odds %.4f (%s); column_conservation %.4f (%s); confidence %s (column Neff %.2f)",
+		in.cons.LogOdds, damagingWord(in.cons.Damaging), in.cons.ColumnConservation, conservedWord(in.cons.Conserved),
+		in.cons.Confidence, in.cons.ColumnNeff)
 	popEv := "rarity " + in.pop.Rarity
+	adequate := in.cons.Confidence == ConfidenceAdequate
 	for _, spec := range RuleTable {
 		r := RuleResult{RuleSpec: spec}
 		switch spec.ID {
 		case RuleCPICNonNormal:
 			r.Fired = len(nonNormal) > 0 && in.levelA
-			r.Evidence = knownFuncs + fmt.Sprintf("; %s has a CPIC level A pair: %t", in.gene, in.levelA)
+			r.Values = knownFuncs + fmt.Sprintf("; %s has a CPIC level A pair: %t", in.gene, in.levelA)
 		case RuleCPICNormal:
 			r.Fired = len(normal) > 0 && len(nonNormal) == 0
-			r.Evidence = knownFuncs
+			r.Values = knownFuncs
 		case RuleConservedRare:
-			r.Fired = in.cons.Conserved && in.cons.Damaging && in.pop.Rarity == RarityRare
-			r.Evidence = consEv + "; " + popEv
+			r.Fired = adequate && in.cons.Conserved && in.cons.Damaging && in.pop.Rarity == RarityRare
+			r.Values = consEv + "; " + popEv
 		case RuleCommonTolerated:
 			r.Fired = !in.cons.Damaging && in.pop.Rarity == RarityCommon
-			r.Evidence = consEv + "; " + popEv
+			r.Values = consEv + "; " + popEv
+		case RuleProfileDamaging:
+			r.Fired = adequate && in.cons.Damaging && in.pop.Rarity != RarityCommon
+			r.Values = consEv + "; " + popEv
 		case RuleDefault:
-			r.Evidence = "evaluated last"
+			r.Values = "evaluated last"
 		}
 		out.Rules = append(out.Rules, r)
 	}
 	for i := range out.Rules {
 		if out.Rules[i].Fired {
 			out.Tier, out.DecidedBy = out.Rules[i].Tier, out.Rules[i].ID
+			out.DecidingEvidence = append([]string{}, out.Rules[i].Evidence...)
 			break
 		}
 	}
@@ -149,6 +170,7 @@ func synthesise(in synthesisInput) Synthesis {
 		last := &out.Rules[len(out.Rules)-1]
 		last.Fired = true
 		out.Tier, out.DecidedBy = last.Tier, last.ID
+		out.DecidingEvidence = []string{}
 	}
 	out.TierLabel = TierLabels[out.Tier]
 	return out
@@ -156,14 +178,14 @@ func synthesise(in synthesisInput) Synthesis {
 
 func damagingWord(d bool) string {
 	if d {
-		return "damaging: below 0"
+		return fmt.Sprintf("damaging: ≤ %g", DamagingLogOdds)
 	}
-	return "tolerated: 0 or above"
+	return fmt.Sprintf("not damaging: > %g", DamagingLogOdds)
 }
 
 func conservedWord(c bool) string {
 	if c {
-		return "conserved: below the mean entropy"
+		return fmt.Sprintf("conserved: ≥ %g", ConservedColumn)
 	}
-	return "not conserved: at or above the mean entropy"
+	return fmt.Sprintf("not conserved: < %g", ConservedColumn)
 }

@@ -65,6 +65,14 @@ var classifierSources = map[string]engine.Source{
 		URL:       "https://github.com/biopython/biopython/blob/8b4d499f0e42567439e18a44986f342cc46e4faa/Bio/Align/substitution_matrices/data/BLOSUM62",
 		Licence:   licBLOSUM,
 	},
+	"classifier-swissprot-2014-01": {
+		ID:        "classifier-swissprot-2014-01",
+		Title:     "UniProtKB/Swiss-Prot release 2014_01, the entries with Gene Ontology annotation, as shipped in the Debian package metastudent-data 2.0.1-8 (source of the homologous sequences of classifier_profiles.json, built by knowledge/internal/profilegen)",
+		Publisher: "UniProt Consortium; Debian",
+		Year:      "2014",
+		URL:       "https://packages.debian.org/bookworm/metastudent-data",
+		Licence:   "CC BY 4.0 (UniProtKB content); Debian package GPL-2+",
+	},
 	"henikoff-1992": {
 		ID:        "henikoff-1992",
 		Title:     "Henikoff S, Henikoff JG. Amino acid substitution matrices from protein blocks. Proc Natl Acad Sci USA 1992;89:10915 (the BLOSUM matrices)",
@@ -91,6 +99,9 @@ func (b *builder) buildClassifier() error {
 	for _, id := range []string{"classifier-blosum62", "henikoff-1992"} {
 		m.SourceIDs = append(m.SourceIDs, b.src.add(classifierSources[id]))
 	}
+	// The source of classifier_profiles.json (written by profilegen, not
+	// here); its provenance block cites it.
+	b.src.add(classifierSources["classifier-swissprot-2014-01"])
 	ck.Matrix = m
 
 	seqs, err := b.readProteins(dir)
@@ -483,7 +494,8 @@ func (b *builder) classifierReadme() string {
 	p("| `%s` | the %d rows of the rsID → protein-change table (one per rsID and alternate allele) |\n", clsChangesFile, len(ck.Changes))
 	p("| `%s` | the curated substrate: rules, protein selection, cohort (%d), demonstration cases (%d), graph (%d nodes, %d edges) |\n",
 		clsSubstrateFile, len(sub.Cohort), len(sub.DemoCases), len(sub.Graph.Nodes), len(sub.Graph.Edges))
-	p("| `%s` | the %d publication citations |\n\n", clsCitationsFile, len(ck.Citations))
+	p("| `%s` | the %d publication citations |\n", clsCitationsFile, len(ck.Citations))
+	p("| `%s` | per-position homolog profiles of the data pack's protein sequences; **not written by this generator** but by `knowledge/internal/profilegen` (outside CI, docs/classifier.md §2.1) |\n\n", kbfile.ClassifierProfiles)
 
 	p("## Substrate proteins\n\nRule: %s\n\n", sub.ProteinRule)
 	p("| gene | UniProt | missense changes | clinical missense (No/Decreased function alone) | selected |\n|---|---|---|---|---|\n")
@@ -535,7 +547,9 @@ func (b *builder) classifierReadme() string {
 	p("- BLOSUM62: %s.\n", licBLOSUM)
 	p("- Protein sequences from ProteinGym: %s; the others: %s.\n", licProteinGym, licCodeSeq)
 	p("- Protein changes: %s; cDNA names from the literature cited per row (facts only).\n", licPyPGx)
-	p("- No ortholog or family alignment is available (data/classifier/SOURCES.md): the conservation method uses the\n")
-	p("  entropy of the reference residue's BLOSUM62 substitution distribution instead of per-position entropy.\n")
+	p("- The data pack has no ortholog or family alignment (data/classifier/SOURCES.md). The per-position profiles of\n")
+	p("  `" + kbfile.ClassifierProfiles + "` are built outside this generator by `knowledge/internal/profilegen` from\n")
+	p("  UniProtKB/Swiss-Prot release 2014_01 (Debian package metastudent-data; CC BY 4.0); its provenance block names the\n")
+	p("  command, tools and versions (docs/classifier.md §2).\n")
 	return w.String()
 }

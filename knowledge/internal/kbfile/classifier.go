@@ -9,11 +9,15 @@ const (
 	ClassifierChanges   = "classifier_variants.json"
 	ClassifierSubstrate = "classifier_substrate.json"
 	ClassifierCitations = "classifier_citations.json"
+	// ClassifierProfiles holds the per-position conservation profiles. It
+	// is not written by the generator but by knowledge/internal/profilegen
+	// (run outside CI: it needs HMMER, BLAST+ and a Swiss-Prot release).
+	ClassifierProfiles = "classifier_profiles.json"
 	// ClassifierReadme documents the classifier files and their curation.
 	ClassifierReadme = "CLASSIFIER.md"
 )
 
 // ClassifierJSONFiles lists the classifier JSON files in name order.
 var ClassifierJSONFiles = []string{
-	ClassifierMatrix, ClassifierCitations, ClassifierSubstrate, ClassifierProteins, ClassifierChanges,
+	ClassifierMatrix, ClassifierCitations, ClassifierProfiles, ClassifierSubstrate, ClassifierProteins, ClassifierChanges,
 }
