@@ -8,10 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -24,6 +21,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/fhir"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
 // EHR-JWT rules (docs/cds-hooks.md §5).
@@ -38,11 +36,9 @@ const (
 	// caused by an unknown kid (key rotation).
 	keySetTTL        = 10 * time.Minute
 	keySetMinRefresh = 30 * time.Second
-	// maxKeySetBytes bounds a JWKS document; maxTokenBytes a token.
-	maxKeySetBytes = 256 << 10
-	maxTokenBytes  = 16 << 10
-	// keySetTimeout bounds one JWKS fetch.
-	keySetTimeout = 5 * time.Second
+	// maxTokenBytes bounds a token (a key-set document is bounded by
+	// httpx.MaxKeySetBytes, its fetch by httpx.KeySetTimeout).
+	maxTokenBytes = 16 << 10
 )
 
 // DefaultAlgorithms are the signature algorithms accepted when a trusted
@@ -164,37 +160,27 @@ type Authenticator struct {
 	clients map[string]*clientKeys
 	replay  ReplayCache
 	now     func() time.Time
-	hc      *http.Client
+	keys    *httpx.KeySetCache
 }
 
 type clientKeys struct {
 	TrustedClient
 	algs map[jwa.SignatureAlgorithm]bool
-	mu   sync.Mutex
-	sets map[string]*cachedSet // source (URL or "file:" path) → keys
 }
 
-type cachedSet struct {
-	set     jwk.Set
-	fetched time.Time
-}
-
-// NewAuthenticator returns an Authenticator for the trusted clients. hc
-// fetches key sets (nil: a client with the fetch timeout that follows no
-// redirects); now is the clock.
-func NewAuthenticator(clients []TrustedClient, replay ReplayCache, hc *http.Client, now func() time.Time) (*Authenticator, error) {
+// NewAuthenticator returns an Authenticator for the trusted clients. keys
+// is the process's key-set cache (nil: one of its own, whose client
+// follows no redirects); now is the clock.
+func NewAuthenticator(clients []TrustedClient, replay ReplayCache, keys *httpx.KeySetCache, now func() time.Time) (*Authenticator, error) {
 	if err := checkClients(clients); err != nil {
 		return nil, err
 	}
-	if hc == nil {
-		hc = &http.Client{
-			Timeout:       keySetTimeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+	if keys == nil {
+		keys = httpx.NewKeySetCache(nil, now)
 	}
-	a := &Authenticator{clients: map[string]*clientKeys{}, replay: replay, now: now, hc: hc}
+	a := &Authenticator{clients: map[string]*clientKeys{}, replay: replay, now: now, keys: keys}
 	for _, c := range clients {
-		ck := &clientKeys{TrustedClient: c, algs: map[jwa.SignatureAlgorithm]bool{}, sets: map[string]*cachedSet{}}
+		ck := &clientKeys{TrustedClient: c, algs: map[jwa.SignatureAlgorithm]bool{}}
 		algs := c.Algorithms
 		if len(algs) == 0 {
 			algs = DefaultAlgorithms
@@ -393,85 +379,45 @@ func (c *clientKeys) source() string {
 	return "file:" + c.JWKSFile
 }
 
-// key returns the key with kid from the client's key set at src, fetching
-// the set when it is missing or stale, and again (at most every
-// keySetMinRefresh) when the kid is unknown: keys rotate.
+// key returns the key with kid from the client's key set at src (from
+// the shared key-set cache), fetching the set when it is missing or older
+// than keySetTTL, and again (at most every keySetMinRefresh) when the kid
+// is unknown: keys rotate. Only public keys are used, whatever the
+// document holds.
 func (a *Authenticator) key(ctx context.Context, c *clientKeys, src, kid string) (jwk.Key, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := a.now()
-	cs := c.sets[src]
-	if cs == nil || now.Sub(cs.fetched) > keySetTTL {
-		if err := a.refresh(ctx, c, src); err != nil && cs == nil {
-			return nil, err
-		}
-		cs = c.sets[src]
+	set, fetched, err := a.keys.Get(ctx, src, keySetTTL)
+	if err != nil {
+		return nil, keySetProblem(err)
 	}
-	if k, ok := cs.set.LookupKeyID(kid); ok {
+	k, err := publicKey(set, kid)
+	if err == nil || a.now().Sub(fetched) < keySetMinRefresh {
+		return k, err
+	}
+	if set, _, rerr := a.keys.Refresh(ctx, src, keySetMinRefresh); rerr == nil {
+		return publicKey(set, kid)
+	}
+	return nil, err
+}
+
+// publicKey returns the public key with kid of set.
+func publicKey(set jwk.Set, kid string) (jwk.Key, error) {
+	pub, err := jwk.PublicSetOf(set)
+	if err != nil {
+		return nil, authErr("the client's key set holds unusable keys")
+	}
+	if k, ok := pub.LookupKeyID(kid); ok {
 		return k, nil
-	}
-	if now.Sub(cs.fetched) >= keySetMinRefresh {
-		if err := a.refresh(ctx, c, src); err == nil {
-			if k, ok := c.sets[src].set.LookupKeyID(kid); ok {
-				return k, nil
-			}
-		}
 	}
 	return nil, authErr("no key with the token's kid in the client's key set")
 }
 
-// refresh fetches the key set at src into the cache (caller holds c.mu).
-func (a *Authenticator) refresh(ctx context.Context, c *clientKeys, src string) error {
-	var b []byte
-	if path, ok := strings.CutPrefix(src, "file:"); ok {
-		f, err := os.Open(path)
-		if err != nil {
-			return authErr("the client's key set cannot be read")
-		}
-		defer f.Close()
-		b, err = io.ReadAll(io.LimitReader(f, maxKeySetBytes+1))
-		if err != nil {
-			return authErr("the client's key set cannot be read")
-		}
-	} else {
-		u, err := url.Parse(src)
-		if err != nil {
-			return authErr("the client's key-set URL is invalid")
-		}
-		ctx, cancel := context.WithTimeout(ctx, keySetTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return authErr("the client's key-set URL is invalid")
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := a.hc.Do(req)
-		if err != nil {
-			return authErr("the client's key set cannot be fetched")
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return authErr("the client's key set cannot be fetched (status %d)", resp.StatusCode)
-		}
-		b, err = io.ReadAll(io.LimitReader(resp.Body, maxKeySetBytes+1))
-		if err != nil {
-			return authErr("the client's key set cannot be fetched")
-		}
+// keySetProblem is the 401 of a key set that could not be had.
+func keySetProblem(err error) error {
+	var ke *httpx.KeySetError
+	if errors.As(err, &ke) {
+		return authErr("the client's %s", ke.Reason)
 	}
-	if len(b) > maxKeySetBytes {
-		return authErr("the client's key set is too large")
-	}
-	set, err := jwk.Parse(b)
-	if err != nil {
-		return authErr("the client's key set is not a JWK Set")
-	}
-	// Only public keys are used, whatever the document holds.
-	pub, err := jwk.PublicSetOf(set)
-	if err != nil {
-		return authErr("the client's key set holds unusable keys")
-	}
-	c.sets[src] = &cachedSet{set: pub, fetched: a.now()}
-	return nil
+	return authErr("the client's key set cannot be fetched")
 }
 
 // memoryReplay is the in-process jti cache.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
@@ -136,7 +137,7 @@ func TestAllowlistedJKU(t *testing.T) {
 	defer ks.Close()
 	jku := ks.URL + "/jwks.json"
 	e := newEnv(t, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) {
-		c.KeySetClient = ks.Client()
+		c.KeySets = httpx.NewKeySetCache(ks.Client(), fixedClock)
 		(*cs)[0] = cdshooks.TrustedClient{Iss: specIssuer, JWKSURL: ks.URL + "/other.json", JKUAllowlist: []string{jku}, Algorithms: []string{"ES384"}}
 	})
 	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")

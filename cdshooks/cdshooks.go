@@ -80,8 +80,9 @@ type Config struct {
 	// Feedback stores the feedback posts (sqlstore.OpenFeedback).
 	// Required.
 	Feedback service.FeedbackStore
-	// KeySetClient fetches client key sets; nil for the default.
-	KeySetClient *http.Client
+	// KeySets is the process's JSON Web Key Set cache (shared with the
+	// OpenID Connect verifier); nil means one of the surface's own.
+	KeySets *httpx.KeySetCache
 	// FHIR configures the FHIR client used when prefetch is incomplete.
 	FHIR fhir.ClientOptions
 	// DataTimeout bounds the FHIR fetches of one call; zero means
@@ -145,7 +146,7 @@ func New(svc *service.Service, cfg Config, log *zap.Logger) (*Server, error) {
 		if replay == nil {
 			replay = NewMemoryReplayCache(svc.Now)
 		}
-		s.auth, err = NewAuthenticator(clients, replay, cfg.KeySetClient, svc.Now)
+		s.auth, err = NewAuthenticator(clients, replay, cfg.KeySets, svc.Now)
 		if err != nil {
 			return nil, err
 		}

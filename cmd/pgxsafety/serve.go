@@ -340,7 +340,10 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		}
 	})
 
-	verifier, err := newVerifier(ctx, cfg, log, o.now)
+	// One JSON Web Key Set cache for the identity provider's keys and the
+	// CDS clients' keys.
+	keySets := httpx.NewKeySetCache(nil, o.now)
+	verifier, err := newVerifier(ctx, cfg, keySets, log, o.now)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +380,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		DevUnauthenticated: cfg.cdsDevUnauthenticated,
 		ListenAddr:         cfg.addr,
 		Feedback:           feedback,
+		KeySets:            keySets,
 	}
 	if rdb != nil {
 		cdsCfg.Replay = redisstore.NewReplayCache(rdb, o.now)
@@ -402,7 +406,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 
 // newVerifier returns the OpenID Connect verifier, or the local
 // development one (with its single warning line) when no issuer is set.
-func newVerifier(ctx context.Context, cfg serveConfig, log *zap.Logger, now func() time.Time) (httpx.Verifier, error) {
+func newVerifier(ctx context.Context, cfg serveConfig, keySets *httpx.KeySetCache, log *zap.Logger, now func() time.Time) (httpx.Verifier, error) {
 	if cfg.oidc.devMode() {
 		key, err := httpx.LoadOrCreateDevKey(cfg.dataDir)
 		if err != nil {
@@ -419,6 +423,7 @@ func newVerifier(ctx context.Context, cfg serveConfig, log *zap.Logger, now func
 		JWKSFile:    cfg.oidc.jwksFile,
 		Algorithms:  cfg.oidc.algorithms,
 		MaxTokenAge: cfg.oidc.maxTokenAge,
+		KeySets:     keySets,
 		Now:         now,
 		Log:         log.Named("oidc"),
 	})

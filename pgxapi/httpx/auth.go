@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -126,6 +125,10 @@ type OIDCConfig struct {
 	// HTTPClient fetches discovery and keys (a client with a 10 s timeout
 	// when nil).
 	HTTPClient *http.Client
+	// KeySets is the process's key-set cache, shared with the CDS
+	// authenticator; nil means one of the verifier's own (over
+	// HTTPClient).
+	KeySets *KeySetCache
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Log receives key-refresh failures (no logging when nil).
@@ -206,6 +209,9 @@ func NewOIDCVerifier(cfg OIDCConfig) (*OIDCVerifier, error) {
 	if client == nil {
 		client = &http.Client{Timeout: defaultFetchTimeout}
 	}
+	if cfg.KeySets == nil {
+		cfg.KeySets = NewKeySetCache(client, cfg.Now)
+	}
 	v := &OIDCVerifier{cfg: cfg, algs: algs, client: client, jwksURL: cfg.JWKSURL}
 	if cfg.Keys != nil {
 		keys, err := signingKeys(cfg.Keys)
@@ -267,27 +273,22 @@ func (v *OIDCVerifier) refreshLocked(ctx context.Context) error {
 }
 
 func (v *OIDCVerifier) fetchKeySet(ctx context.Context) (jwk.Set, error) {
-	if v.cfg.JWKSFile != "" {
-		b, err := os.ReadFile(v.cfg.JWKSFile)
-		if err != nil {
-			return nil, fmt.Errorf("read JWKS file: %w", err)
+	src := "file:" + v.cfg.JWKSFile
+	if v.cfg.JWKSFile == "" {
+		if v.jwksURL == "" {
+			u, err := v.discover(ctx)
+			if err != nil {
+				return nil, err
+			}
+			v.jwksURL = u
 		}
-		return jwk.Parse(b)
+		src = v.jwksURL
 	}
-	if v.jwksURL == "" {
-		u, err := v.discover(ctx)
-		if err != nil {
-			return nil, err
-		}
-		v.jwksURL = u
-	}
-	b, err := v.get(ctx, v.jwksURL)
+	// The verifier throttles its own refreshes (MinKeyRefresh): the
+	// shared cache fetches whenever asked.
+	set, _, err := v.cfg.KeySets.Refresh(ctx, src, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fetch JWKS: %w", err)
-	}
-	set, err := jwk.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("parse JWKS: %w", err)
 	}
 	return set, nil
 }
