@@ -122,7 +122,7 @@ func BenchmarkOrderSignVsCheck(b *testing.B) {
 	clientsFile := filepath.Join(dir, "clients.json")
 	_ = os.WriteFile(clientsFile, clients, 0o600)
 	cds, err := cdshooks.New(svc, cdshooks.Config{
-		PublicURL: publicURL, ClientsFile: clientsFile, DevUnauthenticated: true, ListenAddr: "127.0.0.1:0", Feedback: openFeedback(b, dir),
+		PublicURL: publicURL, ClientsFile: clientsFile, DevUnauthenticated: true, ListenAddr: "127.0.0.1:0", Feedback: store.Feedback(),
 	}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)

@@ -77,7 +77,8 @@ type Config struct {
 	// ListenAddr is the server's listen address (checked to be loopback
 	// when DevUnauthenticated is set).
 	ListenAddr string
-	// Feedback stores the feedback posts (sqlstore.OpenFeedback).
+	// Feedback stores the feedback posts (the audit store's,
+	// sqlstore.Store.Feedback).
 	// Required.
 	Feedback service.FeedbackStore
 	// KeySets is the process's JSON Web Key Set cache (shared with the

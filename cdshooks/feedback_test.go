@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 )
 
 const feedbackPath = "/cds-services/pgx-order-select/feedback"
@@ -41,11 +40,7 @@ func TestFeedbackStoredAndAudited(t *testing.T) {
 		{"spec-2.0.1_feedback-overridden-with-reason.json", "9368d37b-283f-44a0-93ea-547cebab93ed", 1, 0},
 		{"spec-2.0.1_feedback-accepted.json", "4e0a3a1e-3283-4575-ab82-028d55fe2719", 0, 1},
 	}
-	store, err := sqlstore.OpenFeedback(context.Background(), "", e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openFeedback(t, e.dir)
 	for i, p := range posts {
 		rec := e.post(feedbackPath, specFeedback(t, p.file), &token{})
 		if rec.Code != http.StatusOK {
@@ -120,11 +115,7 @@ func TestFeedbackNotStoredWhenAuditFails(t *testing.T) {
 	e := newEnvWith(t, dir, failingAppender{})
 	rec := e.post(feedbackPath, specFeedback(t, "spec-2.0.1_feedback-accepted.json"), &token{})
 	problemOf(t, rec, http.StatusServiceUnavailable)
-	store, err := sqlstore.OpenFeedback(context.Background(), "", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openFeedback(t, dir)
 	if n, _ := store.Count(context.Background(), "4e0a3a1e-3283-4575-ab82-028d55fe2719"); n != 0 {
 		t.Errorf("%d items stored without an audit entry", n)
 	}

@@ -433,13 +433,14 @@ func prefetchOf(t testing.TB, body []byte) map[string]json.RawMessage {
 	return r.Prefetch
 }
 
-// openFeedback opens the feedback store of the SQLite audit log in dir.
+// openFeedback returns the feedback store of the SQLite audit store in
+// dir (opening that store when the test does not have it open).
 func openFeedback(t testing.TB, dir string) *sqlstore.FeedbackStore {
 	t.Helper()
-	fb, err := sqlstore.OpenFeedback(context.Background(), "", dir)
+	store, err := sqlstore.Open(context.Background(), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { fb.Close() })
-	return fb
+	t.Cleanup(func() { store.Close() })
+	return store.Feedback()
 }

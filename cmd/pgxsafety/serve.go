@@ -355,11 +355,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	feedback, err := sqlstore.OpenFeedback(ctx, cfg.databaseURL, cfg.dataDir)
-	if err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, func() { _ = feedback.Close() })
+	feedback := s.store.Feedback()
 
 	var appender audit.Appender = s.store
 	if o.appender != nil {

@@ -2,108 +2,51 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"sync"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/pgxsafety/pgxsafety/engine/service"
 )
 
-// The CDS Hooks feedback store (service.FeedbackStore). It lives beside the
-// audit log and is configured by the same database URL (one parser:
-// resolve): in PostgreSQL the table cds_feedback of the same database; in
-// SQLite its own file FeedbackFileName beside the audit log's file, so that
-// the feedback transaction, which appends the post's audit entry before it
-// commits, never waits on the audit log's own write lock.
-
-// FeedbackFileName is the SQLite file of CDS feedback in the data
-// directory (beside the audit log's file when the audit log is SQLite).
-const FeedbackFileName = "cds-feedback.db"
-
-// FeedbackStore keeps CDS feedback in SQLite or PostgreSQL.
+// FeedbackStore keeps CDS Hooks feedback in the table cds_feedback of the
+// audit store's database (migration 0004). It implements
+// service.FeedbackStore: nothing is stored that is not audited.
+//
+// PostgreSQL: the items are inserted in a transaction, the post's audit
+// entry is appended, then the transaction commits (a failed append rolls
+// the items back). SQLite has one writer at a time, and the audit writer
+// needs it while the feedback transaction would hold it; so the audit
+// entry is appended first, with the counts the insert will have (the
+// feedback writes of the process are serialised), and the items are
+// inserted after it is durable. Either way an item is stored only when its
+// post is audited; on SQLite a failed insert after the entry leaves an
+// entry whose items were not stored, and the caller gets the error.
 type FeedbackStore struct {
-	db       *sqlx.DB
-	bindType int
-	// Location names where feedback is kept (a file path or "postgres").
-	Location string
+	s  *Store
+	mu sync.Mutex // SQLite: one feedback write at a time
 }
 
-const feedbackSchema = `CREATE TABLE IF NOT EXISTS cds_feedback (
-	feedback_key      TEXT PRIMARY KEY,
-	service_id        TEXT NOT NULL,
-	card_uuid         TEXT NOT NULL,
-	outcome           TEXT NOT NULL,
-	outcome_timestamp TEXT NOT NULL,
-	item              TEXT NOT NULL,
-	issuer            TEXT NOT NULL,
-	received_at       TEXT NOT NULL
-)`
+// Feedback returns the store's CDS feedback store.
+func (s *Store) Feedback() *FeedbackStore { return &FeedbackStore{s: s} }
 
-// OpenFeedback opens (creating when needed) the feedback store of the
-// audit log configured by databaseURL and dataDir (see Open).
-func OpenFeedback(ctx context.Context, databaseURL, dataDir string) (*FeedbackStore, error) {
-	d, target, err := resolve(databaseURL, dataDir)
-	if err != nil {
-		return nil, fmt.Errorf("feedback store: %w", err)
-	}
-	var dsn, location string
-	bind := d.bindType
-	switch d.name {
-	case "sqlite":
-		dir := filepath.Dir(target)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("feedback store: %w", err)
-		}
-		location = filepath.Join(dir, FeedbackFileName)
-		dsn = location + "?" + sqlitePragmas(5*time.Second)
-	default:
-		dsn, location = target, "postgres"
-	}
-	driver := d.driver
-	db, err := sqlx.Open(driver, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("feedback store: open: %w", redactErr(err))
-	}
-	s := &FeedbackStore{db: db, bindType: bind, Location: location}
-	if _, err := db.ExecContext(ctx, feedbackSchema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("feedback store: create table: %w", redactErr(err))
-	}
-	if driver == "sqlite" {
-		// Feedback names patients' cards: the database and its WAL files
-		// are readable by the service account only.
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if err := os.Chmod(location+suffix, 0o600); err != nil && (suffix == "" || !errors.Is(err, os.ErrNotExist)) {
-				db.Close()
-				return nil, fmt.Errorf("feedback store: %w", err)
-			}
-		}
-	}
-	return s, nil
-}
-
-// Close closes the database.
-func (s *FeedbackStore) Close() error { return s.db.Close() }
+const insertFeedback = `INSERT INTO cds_feedback
+	(feedback_key, service_id, card_uuid, outcome, outcome_timestamp, item, issuer, received_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feedback_key) DO NOTHING`
 
 // StoreFeedback implements service.FeedbackStore.
-func (s *FeedbackStore) StoreFeedback(ctx context.Context, recs []service.FeedbackItem, audit func(stored, duplicates int) error) (int, int, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+func (f *FeedbackStore) StoreFeedback(ctx context.Context, items []service.FeedbackItem, audit func(stored, duplicates int) error) (int, int, error) {
+	if f.s.d.name == "sqlite" {
+		return f.storeAuditFirst(ctx, items, audit)
+	}
+	tx, err := f.s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return 0, 0, fmt.Errorf("feedback store: begin: %w", err)
+		return 0, 0, fmt.Errorf("feedback store: begin: %w", redactErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	q := sqlx.Rebind(s.bindType, `INSERT INTO cds_feedback
-		(feedback_key, service_id, card_uuid, outcome, outcome_timestamp, item, issuer, received_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feedback_key) DO NOTHING`)
 	stored := 0
-	for _, r := range recs {
-		res, err := tx.ExecContext(ctx, q, r.Key, r.Service, r.Card, r.Outcome,
-			r.OutcomeTimestamp.UTC().Format(time.RFC3339Nano), string(r.Item), r.Issuer, r.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	for _, it := range items {
+		res, err := tx.ExecContext(ctx, f.s.q(insertFeedback), feedbackArgs(it)...)
 		if err != nil {
 			return 0, 0, fmt.Errorf("feedback store: insert: %w", err)
 		}
@@ -113,7 +56,7 @@ func (s *FeedbackStore) StoreFeedback(ctx context.Context, recs []service.Feedba
 		}
 		stored += int(n)
 	}
-	dup := len(recs) - stored
+	dup := len(items) - stored
 	if err := audit(stored, dup); err != nil {
 		return 0, 0, err
 	}
@@ -123,13 +66,53 @@ func (s *FeedbackStore) StoreFeedback(ctx context.Context, recs []service.Feedba
 	return stored, dup, nil
 }
 
+func (f *FeedbackStore) storeAuditFirst(ctx context.Context, items []service.FeedbackItem, audit func(stored, duplicates int) error) (int, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	var fresh []service.FeedbackItem
+	for _, it := range items {
+		if seen[it.Key] {
+			continue
+		}
+		seen[it.Key] = true
+		var n int
+		if err := f.s.db.GetContext(ctx, &n, f.s.q(`SELECT COUNT(*) FROM cds_feedback WHERE feedback_key = ?`), it.Key); err != nil {
+			return 0, 0, fmt.Errorf("feedback store: %w", err)
+		}
+		if n == 0 {
+			fresh = append(fresh, it)
+		}
+	}
+	stored, dup := len(fresh), len(items)-len(fresh)
+	if err := audit(stored, dup); err != nil {
+		return 0, 0, err
+	}
+	tx, err := f.s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("feedback store: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, it := range fresh {
+		if _, err := tx.ExecContext(ctx, f.s.q(insertFeedback), feedbackArgs(it)...); err != nil {
+			return 0, 0, fmt.Errorf("feedback store: insert: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, fmt.Errorf("feedback store: commit: %w", err)
+	}
+	return stored, dup, nil
+}
+
+func feedbackArgs(it service.FeedbackItem) []any {
+	return []any{it.Key, it.Service, it.Card, it.Outcome, it.OutcomeTimestamp.UTC().Format(time.RFC3339Nano),
+		string(it.Item), it.Issuer, it.ReceivedAt.UTC().Format(time.RFC3339Nano)}
+}
+
 // Count returns how many feedback items are stored for a card (for tests
 // and operations).
-func (s *FeedbackStore) Count(ctx context.Context, card string) (int, error) {
+func (f *FeedbackStore) Count(ctx context.Context, card string) (int, error) {
 	var n int
-	err := s.db.GetContext(ctx, &n, sqlx.Rebind(s.bindType, `SELECT COUNT(*) FROM cds_feedback WHERE card_uuid = ?`), card)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	err := f.s.db.GetContext(ctx, &n, f.s.q(`SELECT COUNT(*) FROM cds_feedback WHERE card_uuid = ?`), card)
 	return n, err
 }
