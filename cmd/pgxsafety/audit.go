@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
@@ -37,7 +36,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // openExistingLog opens the audit log named by PGXSAFETY_DATABASE_URL or
 // the data directory, without creating or migrating it.
 func openExistingLog(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
-	return sqlstore.OpenWith(ctx, strings.TrimSpace(os.Getenv("PGXSAFETY_DATABASE_URL")), dataDir,
+	return sqlstore.OpenWith(ctx, databaseURLFromEnv(), dataDir,
 		sqlstore.Options{NoMigrate: true, MustExist: true})
 }
 

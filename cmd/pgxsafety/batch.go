@@ -379,18 +379,3 @@ func thousands(n int) string {
 	}
 	return s
 }
-
-// batchLimitsFromEnv reads the POST /pgx/batch_csv limits of serve:
-// PGXSAFETY_BATCH_CSV_MAX_BYTES and PGXSAFETY_BATCH_CSV_MAX_ROWS (unset:
-// the defaults of package pgxapi, reported by /pgx/version).
-func batchLimitsFromEnv() (maxBytes int64, maxRows int, err error) {
-	bytes, err := envInt("PGXSAFETY_BATCH_CSV_MAX_BYTES", pgxapi.DefaultBatchCSVMaxBytes)
-	if err != nil {
-		return 0, 0, err
-	}
-	rows, err := envInt("PGXSAFETY_BATCH_CSV_MAX_ROWS", pgxapi.DefaultBatchCSVMaxRows)
-	if err != nil {
-		return 0, 0, err
-	}
-	return int64(bytes), rows, nil
-}

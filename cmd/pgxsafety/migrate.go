@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 )
@@ -19,7 +17,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	st, err := sqlstore.MigrateDatabase(ctx, strings.TrimSpace(os.Getenv("PGXSAFETY_DATABASE_URL")), *dataDir, sqlstore.Options{})
+	st, err := sqlstore.MigrateDatabase(ctx, databaseURLFromEnv(), *dataDir, sqlstore.Options{})
 	if err != nil {
 		return err
 	}
