@@ -338,7 +338,7 @@ func (b *csvBatch) release(c *labcsv.Chunk, auditID string) error {
 			} else {
 				b.buf = b.buf[:0]
 			}
-			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], auditID, "")
+			b.buf = AppendRowJSON(b.buf, &c.Rows[i], auditID, "")
 			if _, err := b.spill.Write(b.buf); err != nil {
 				return fmt.Errorf("batch_csv: buffer results: %w", err)
 			}
@@ -373,7 +373,7 @@ func (b *csvBatch) writeLines(c *labcsv.Chunk, auditID string) error {
 	b.startStream()
 	b.buf = b.buf[:0]
 	for i := range c.Rows {
-		b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
+		b.buf = AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
 		b.buf = append(b.buf, '\n')
 		if len(b.buf) >= ndjsonWriteBatch || i == len(c.Rows)-1 {
 			if _, err := b.w.Write(b.buf); err != nil {

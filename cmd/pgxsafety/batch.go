@@ -225,13 +225,13 @@ func (b *batchWriter) rows(c *labcsv.Chunk) error {
 	for i := range c.Rows {
 		b.buf = b.buf[:0]
 		if b.ndjson {
-			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], "", "row")
+			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "row")
 			b.buf = append(b.buf, '\n')
 		} else {
 			if b.n > 0 {
 				b.buf = append(b.buf, ',')
 			}
-			b.buf = labcsv.AppendRowJSON(b.buf, &c.Rows[i], "", "")
+			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "")
 		}
 		b.n++
 		if _, err := b.w.Write(b.buf); err != nil {
