@@ -117,7 +117,7 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 		if gg == nil {
 			continue
 		}
-		if len(gg.Review) > 0 {
+		if len(gg.Review) > 0 && len(gg.Diplotypes) == 0 {
 			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
 			continue
 		}
