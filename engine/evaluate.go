@@ -15,6 +15,51 @@ func Evaluate(kb *Knowledge, req Request) (Result, error) {
 	return kb.evaluate(req, nil), nil
 }
 
+// EvaluateSample answers req — its drug, context and any diplotypes or HLA
+// statuses — with the genotype called from one sample by CallSample (a VCF
+// sample). Genes the sample call holds replace nothing given as a
+// diplotype: a supplied diplotype wins and says so. req must not carry
+// variants, calls or genes_tested (the sample is the genotype).
+func EvaluateSample(kb *Knowledge, req Request, sc SampleCall) (Result, error) {
+	var fe []FieldError
+	if len(req.Variants) > 0 {
+		fe = append(fe, FieldError{Field: "variants", Reason: "must be empty when the genotype comes from a sample"})
+	}
+	if len(req.Calls) > 0 {
+		fe = append(fe, FieldError{Field: "calls", Reason: "must be empty when the genotype comes from a sample"})
+	}
+	if len(req.GenesTested) > 0 {
+		fe = append(fe, FieldError{Field: "genes_tested", Reason: "must be empty when the genotype comes from a sample"})
+	}
+	if len(fe) > 0 {
+		return Result{}, &ValidationError{Fields: fe}
+	}
+	if err := kb.Validate(req); err != nil {
+		return Result{}, err
+	}
+	gt := kb.InterpretGenotype(req)
+	for i := range sc.Genes {
+		gc := &sc.Genes[i]
+		g, ok := kb.idx.genes[gc.Gene]
+		if !ok || gc.Status == CallNoData {
+			continue
+		}
+		if prev, given := gt.Genes[gc.Gene]; given && prev.FromDiplotype {
+			prev.Assumptions = append(prev.Assumptions, fmt.Sprintf("%s diplotype %s was supplied; the sample's %s call was not used", gc.Gene, req.Diplotypes[gc.Gene], gc.Gene))
+			continue
+		}
+		ro := &requestObs{items: map[string][]string{gc.Gene: gc.Observations}, notes: map[string][]string{}, review: map[string][]string{}}
+		gg := kb.fromCall(g, gc, ro, len(gc.MissingPositions) == 0, req.Patient != nil && req.Patient.Sex != "")
+		if gg == nil {
+			continue
+		}
+		gt.Genes[gc.Gene] = gg
+		gt.Covered[gc.Gene] = true
+	}
+	gt.Warnings = append(gt.Warnings, sc.Warnings...)
+	return kb.evaluateWith(req, gt), nil
+}
+
 // evaluation carries the intermediate state of one evaluation.
 type evaluation struct {
 	kb   *Knowledge
@@ -37,7 +82,16 @@ type evaluation struct {
 // alternative passes the genotype already interpreted and gets only the
 // genotype alerts.
 func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
-	withAlternatives := gt == nil
+	return k.evaluateFull(req, gt, gt == nil)
+}
+
+// evaluateWith is a full answer (with alternatives and context) for a
+// genotype interpreted elsewhere (EvaluateSample).
+func (k *Knowledge) evaluateWith(req Request, gt *Genotype) Result {
+	return k.evaluateFull(req, gt, true)
+}
+
+func (k *Knowledge) evaluateFull(req Request, gt *Genotype, withAlternatives bool) Result {
 	res := Result{
 		Drug:                 req.Drug,
 		DrugNormalised:       NormaliseDrugName(req.Drug),
@@ -117,7 +171,7 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 		if gg == nil {
 			continue
 		}
-		if len(gg.Review) > 0 {
+		if len(gg.Review) > 0 && len(gg.Diplotypes) == 0 {
 			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
 			continue
 		}

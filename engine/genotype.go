@@ -410,13 +410,3 @@ func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
 	return gg
 }
-
-func keyRsIDs(a *Allele) []string {
-	var out []string
-	for _, kv := range a.Key {
-		if strings.HasPrefix(kv.RsID, "rs") && !kv.Ambiguous {
-			out = append(out, kv.RsID)
-		}
-	}
-	return out
-}

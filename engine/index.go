@@ -12,11 +12,9 @@ type index struct {
 	drugNames []string                      // sorted canonical names (did-you-mean)
 	genes     map[string]*Gene              // symbol → gene
 	alleles   map[string]map[string]*Allele // gene → allele name → allele
-	keyRS     map[*Allele][]string          // allele → its unambiguous key rsIDs
 	// alleleAliases maps the parts of composite allele names ("c.1905+1G>A"
 	// and "*2A" of "c.1905+1G>A (*2A)") to the full name, per gene.
 	alleleAliases map[string]map[string]string
-	rsids         map[string][]*RsID           // rsid → rows (one per alt)
 	recs          map[string][]*Recommendation // drug → rows
 	variants      map[string]*TrackedVariant   // rsid → tracked variant
 	states        map[string]*State            // normalised name or alias → state
@@ -42,10 +40,8 @@ func (k *Knowledge) Build() error {
 		drugs:   map[string]*Drug{},
 		genes:   map[string]*Gene{},
 		alleles: map[string]map[string]*Allele{},
-		keyRS:   map[*Allele][]string{},
 
 		alleleAliases: map[string]map[string]string{},
-		rsids:         map[string][]*RsID{},
 		recs:          map[string][]*Recommendation{},
 		variants:      map[string]*TrackedVariant{},
 		states:        map[string]*State{},
@@ -76,14 +72,9 @@ func (k *Knowledge) Build() error {
 		for j := range g.Alleles {
 			a := &g.Alleles[j]
 			m[a.Name] = a
-			ix.keyRS[a] = keyRsIDs(a)
 		}
 		ix.alleles[g.Symbol] = m
 		ix.alleleAliases[g.Symbol] = compositeAliases(m)
-	}
-	for i := range k.RsIDs {
-		r := &k.RsIDs[i]
-		ix.rsids[r.RsID] = append(ix.rsids[r.RsID], r)
 	}
 	for i := range k.Recommendations {
 		r := &k.Recommendations[i]

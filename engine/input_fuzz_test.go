@@ -74,8 +74,10 @@ func checkAnswer(t *testing.T, k *engine.Knowledge, req engine.Request) {
 	}
 	gt := k.InterpretGenotype(req)
 	for gene, gg := range gt.Genes {
-		if len(gg.Review) > 0 && len(gg.Diplotypes) > 0 {
-			t.Fatalf("%s: review %v with diplotypes %v", gene, gg.Review, gg.Diplotypes)
+		for _, d := range gg.Diplotypes {
+			if len(gg.Review) > 0 && (strings.HasPrefix(d.Call.Phenotype, "Normal") || d.Call.Phenotype == "") {
+				t.Fatalf("%s: review %v with the reading %v %q", gene, gg.Review, d.Alleles, d.Call.Phenotype)
+			}
 		}
 	}
 	res, err := engine.Evaluate(k, req)

@@ -750,6 +750,7 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 		gc.NeedsReview = true
 		gc.Notes = append(gc.Notes, fmt.Sprintf("no pair of %s alleles defined by PharmCAT explains the genotypes", d.Gene))
 		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s genotypes fit no defined allele pair: %s", d.Gene, strings.Join(gc.Observations, "; ")))
+		k.slco1b1Fallback(di, sites, gc)
 		return
 	}
 	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
@@ -839,6 +840,45 @@ func baseAllele(name string) string {
 		}
 	}
 	return name
+}
+
+// slco1b1Fallback: when no SLCO1B1 star-allele pair fits, PharmCAT gives
+// the recommendation from the rs4149056 (c.521T>C) genotype alone; its C
+// allele defines *5 (data/pgx/pharmcat/RULES.md §3.4). The gene stays
+// marked for review: the other variants are not explained.
+func (k *Knowledge) slco1b1Fallback(di *defIndex, sites []site, gc *GeneCall) {
+	if di.def.Gene != "SLCO1B1" {
+		return
+	}
+	for i, p := range di.def.Positions {
+		s := sites[i]
+		if p.RsID != "rs4149056" || s.missing || s.partial {
+			continue
+		}
+		c := 0
+		for _, a := range s.alleles {
+			if a == "C" {
+				c++
+			} else if a != p.Ref {
+				return
+			}
+		}
+		dip := []string{"*1", "*1"}
+		switch {
+		case len(s.alleles) == 1:
+			return
+		case c == 1:
+			dip = []string{"*1", "*5"}
+		case c == 2:
+			dip = []string{"*5", "*5"}
+		}
+		cd := CalledDiplotype{Alleles: dip}
+		k.phenotypeInto("SLCO1B1", &cd)
+		gc.Status = CallCalled
+		gc.Diplotypes = []CalledDiplotype{cd}
+		gc.Source = []string{fmt.Sprintf("rs4149056 %s", gtString(s.alleles, s.phased))}
+		gc.Notes = append(gc.Notes, fmt.Sprintf("no SLCO1B1 star-allele pair fits; as PharmCAT does, the phenotype comes from rs4149056 (c.521T>C) alone: %s, read as %s", gtString(s.alleles, s.phased), cd.String()))
+	}
 }
 
 // pairNames orders a pair's allele names (reference first, then natural),

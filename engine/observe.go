@@ -503,6 +503,18 @@ func mergeGeneCall(gc, other *GeneCall) {
 	gc.NeedsReview = gc.NeedsReview || other.NeedsReview
 }
 
+// anyReferenceLike reports whether a diplotype reads as the reference would
+// or has no phenotype.
+func (k *Knowledge) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
+	di := k.idx.defs[gene]
+	for _, d := range ds {
+		if d.Call.Phenotype == "" || d.PhenotypeError != "" || k.readsAsReference(di, d) {
+			return true
+		}
+	}
+	return false
+}
+
 // fromCall turns the matcher's call of a gene into the engine's
 // GeneGenotype, applying the fail-safe: anything not fully interpreted
 // makes the gene "could not interpret — review", never a phenotype.
@@ -534,6 +546,15 @@ func (k *Knowledge) fromCall(g *Gene, gc *GeneCall, ro *requestObs, tested, sexK
 	}
 	if len(review) > 0 {
 		gg.Review = review
+		// An actionable reading is kept beside the review (the review
+		// alert is added to it); one that could read as normal is not.
+		if gc != nil && gc.Status == CallCalled && len(gc.Diplotypes) > 0 && !k.anyReferenceLike(g.Symbol, gc.Diplotypes) {
+			for _, d := range gc.Diplotypes {
+				gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: d.Alleles, Call: d.Call})
+			}
+			gg.Partial = !tested
+			return gg
+		}
 		gg.Uncallable = "could not interpret — review: " + strings.Join(review, "; ")
 		return gg
 	}

@@ -98,3 +98,23 @@ func readAllSamples(k *engine.Knowledge, path string) ([][]engine.PositionObserv
 		}
 	}
 }
+
+// BenchmarkCall100SamplesBGZF reads PharmCAT's 100-sample bgzip test VCF
+// with engine/vcf and calls all 20 genes for every sample, per iteration;
+// it reports samples per second.
+func BenchmarkCall100SamplesBGZF(b *testing.B) {
+	k := kb(b)
+	path := filepath.Join(pharmcatDir(b), "test-vcfs", "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
+	samples := 0
+	for b.Loop() {
+		obs, err := readAllSamples(k, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range obs {
+			engine.CallSample(k, o, engine.CallOptions{})
+		}
+		samples += len(obs)
+	}
+	b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+}

@@ -403,3 +403,26 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// TestPharmCATDefinitions: the allele definitions of all 20 PharmCAT genes
+// are loaded at the data version /pgx/version reports.
+func TestPharmCATDefinitions(t *testing.T) {
+	kb := mustLoad(t)
+	if got := kb.Version.DataVersions["pharmcat"]; got != "2025-11-05-00-25" {
+		t.Errorf("data_versions.pharmcat = %q", got)
+	}
+	if len(kb.Definitions) != 20 {
+		t.Errorf("%d gene definitions, want 20", len(kb.Definitions))
+	}
+	for _, d := range kb.Definitions {
+		if d.DataVersion != "2025-11-05-00-25" || len(d.Positions) == 0 || len(d.Alleles) < 2 {
+			t.Errorf("%s: version %s, %d positions, %d alleles", d.Gene, d.DataVersion, len(d.Positions), len(d.Alleles))
+		}
+	}
+	g, _ := kb.Gene("RYR1")
+	for _, a := range g.Alleles {
+		if a.Name == "c.7522C>G" && a.Function != "Uncertain function" {
+			t.Errorf("RYR1 c.7522C>G function %q, want the current Uncertain function", a.Function)
+		}
+	}
+}

@@ -180,7 +180,17 @@ func (b *builder) readme() string {
 	p("| `communities.json` | %d | community-specific pharmacogenomic facts |\n", len(kb.Communities))
 	p("| `herbs.json` | %d | traditional-medicine herb–drug interactions |\n", len(kb.Herbs))
 	p("| `warfarin.json` | 1 | CPIC warfarin dosing flow chart (%d boxes; the diagram's arrows are not kept) |\n", len(kb.Warfarin.Nodes))
+	nDefAlleles := 0
+	for _, d := range kb.Definitions {
+		nDefAlleles += len(d.Alleles)
+	}
+	p("| `definitions.json` | %d | PharmCAT allele definitions in VCF space (data %s): GRCh38 positions with REF/ALT and the CPIC→VCF allele map, %d named alleles, exemptions (required, ignored and extra positions, ignored alleles, NAT2 unphased priorities); the allele matcher's input |\n", len(kb.Definitions), b.pcatVersion, nDefAlleles)
 	p("| `meta.json` | 1 | upstream data versions; the parts of the knowledge_version label |\n\n")
+	p("**PharmCAT data.** `definitions.json` is generated from `pgx/pharmcat/definition/*_translation.json` and\n")
+	p("`exemptions.json` (copied unchanged from PharmCAT; facts only were taken). The RYR1 allele functions in `genes.json`\n")
+	p("are the current ones of `pgx/pharmcat/current-functions/RYR1_functions_current.json` (the 2023-12 phenotype file is\n")
+	p("stale for 4 alleles); the CYP2D6 tandem and hybrid alleles of `CYP2D6_phenotype_additions.json` (`*36 + *10`, …)\n")
+	p("are added to CYP2D6 with their CPIC activity values.\n\n")
 	p("The loader computes `knowledge_version` = `kb-<first 12 hex of the SHA-256 of these files>+cpic-<release>+clinpgx-<date>`.\n\n")
 
 	p("## Selection and derivation rules\n\n")
