@@ -159,6 +159,8 @@ type serveConfig struct {
 	// POST /pgx/batch_csv limits (0: the pgxapi defaults).
 	batchCSVMaxBytes int64
 	batchCSVMaxRows  int
+	// POST /pgx/vcf upload limit (0: the pgxapi default).
+	vcfMaxBytes int64
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
@@ -218,6 +220,11 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
 		return cfg, err
 	}
+	vcfMax, err := envInt("PGXSAFETY_VCF_MAX_BYTES", pgxapi.DefaultVCFMaxBytes)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.vcfMaxBytes = int64(vcfMax)
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -369,7 +376,8 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// Surfaces. Authentication and rate limits are applied by httpx.Chain
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
-		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows}).Register(router)
+		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows,
+		VCFMaxBytes: cfg.vcfMaxBytes}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,
