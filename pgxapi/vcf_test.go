@@ -16,7 +16,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -480,4 +483,36 @@ func TestVCFDrugChecks(t *testing.T) {
 		!strings.Contains(string(entries[0].Response), `"checks":[{"drug":"clopidogrel","overall_severity":"`) {
 		t.Errorf("group entry does not record the checks: %s", entries[0].Response)
 	}
+}
+
+// BenchmarkVCF100Samples posts PharmCAT's 100-sample bgzip test VCF to
+// POST /pgx/vcf (real router, SQLite audit log). Reported: samples/s.
+func BenchmarkVCF100Samples(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(pharmcatVCFDir(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := sqlstore.Open(context.Background(), "", b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	srv := pgxapi.New(service.New(kb, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
+	r := httpx.NewRouter()
+	srv.Register(r)
+	h := httpx.Wrap(r, zap.NewNop())
+	body, ct := multipartBody(b, vcfFile("100samples.vcf.bgz", data))
+	samples := 0
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/pgx/vcf", bytes.NewReader(body.Bytes()))
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Accept", pgxapi.NDJSONContentType)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		samples += 100
+	}
+	b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
 }
