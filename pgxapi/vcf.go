@@ -80,7 +80,8 @@ func vcfTooLarge(maxBytes int64) error {
 
 // readVCFForm reads the multipart body: the file goes to a temporary file
 // (removed by the caller through form.path), the small parts are kept.
-func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64) (form *vcfForm, err error) {
+// tick is called as the upload progresses (to move the read deadline on).
+func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick func()) (form *vcfForm, err error) {
 	mt, params, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if perr != nil || mt != "multipart/form-data" {
 		return nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
@@ -125,7 +126,7 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64) (form *
 			if form.path != "" {
 				return form, fileError("file", "must be sent once: the request holds a second part named file; send one VCF per request")
 			}
-			if err := form.spool(part, maxBytes); err != nil {
+			if err := form.spool(part, maxBytes, tick); err != nil {
 				return form, err
 			}
 		case "drug", "sample":
@@ -170,14 +171,14 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64) (form *
 
 // spool writes the file part to a temporary file, counting, hashing and
 // limiting it.
-func (f *vcfForm) spool(part *multipart.Part, maxBytes int64) error {
+func (f *vcfForm) spool(part *multipart.Part, maxBytes int64, tick func()) error {
 	f.fileName = part.FileName()
 	tmp, err := os.CreateTemp("", "pgxsafety-vcf-*")
 	if err != nil {
 		return fmt.Errorf("vcf: spool the upload: %w", err)
 	}
 	f.path = tmp.Name()
-	in := &uploadReader{r: part, max: maxBytes, h: sha256.New()}
+	in := &uploadReader{r: &tickingReader{r: part, every: 1 << 20, tick: tick}, max: maxBytes, h: sha256.New()}
 	_, err = io.Copy(tmp, in)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("vcf: spool the upload: %w", cerr)
@@ -197,6 +198,24 @@ func (f *vcfForm) spool(part *multipart.Part, maxBytes int64) error {
 		return fileError("file", "is empty")
 	}
 	return nil
+}
+
+// tickingReader calls tick after every `every` bytes read.
+type tickingReader struct {
+	r     io.Reader
+	every int64
+	n     int64
+	tick  func()
+}
+
+func (t *tickingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.n += int64(n)
+	if t.n >= t.every && t.tick != nil {
+		t.n = 0
+		t.tick()
+	}
+	return n, err
 }
 
 // readField reads a small text part (up to one byte past the limit, so an
@@ -232,10 +251,12 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 		start = time.Now()
 	}
 	rc := http.NewResponseController(w)
+	// An upload of up to the size limit, and the readings of a large file,
+	// may take longer than the server's per-request timeouts: progress
+	// moves the deadlines on.
 	_ = rc.SetReadDeadline(time.Now().Add(batchIODeadline))
-
 	maxBytes := s.cfg.vcfMaxBytes()
-	form, err := readVCFForm(w, r, maxBytes)
+	form, err := readVCFForm(w, r, maxBytes, func() { _ = rc.SetReadDeadline(time.Now().Add(batchIODeadline)) })
 	if form != nil && form.path != "" {
 		defer os.Remove(form.path)
 	}
@@ -257,7 +278,9 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 		v.spill = &spillBuffer{limit: spillMemory}
 		defer v.spill.Close()
 	}
-	opts := vcfcall.Options{Samples: form.samples, MaxBytes: maxBytes * VCFExpansionLimit, Wire: WireResult}
+	_ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline))
+	opts := vcfcall.Options{Samples: form.samples, MaxBytes: maxBytes * VCFExpansionLimit, Wire: WireResult,
+		Progress: func(vcfcall.Progress) { _ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline)) }}
 	path := form.path
 	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.release)
 	v.stats = st
