@@ -282,7 +282,7 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	opts := vcfcall.Options{Samples: form.samples, MaxBytes: maxBytes * VCFExpansionLimit, Wire: WireResult,
 		Progress: func(vcfcall.Progress) { _ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline)) }}
 	path := form.path
-	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.release)
+	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.admit, v.release)
 	v.stats = st
 	if err != nil {
 		return v.fail(err)
@@ -343,11 +343,11 @@ func AppendVCFSampleJSON(dst []byte, smp *vcfcall.Sample, auditID, kind string) 
 	return append(dst, smp.Result[1:]...)
 }
 
-// release sends (NDJSON) or buffers (JSON) one audited group of samples,
-// after charging the rate limit for it.
-func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
-	// One answer per sample and drug (at least one per sample).
-	n := len(c.Samples) * max(1, len(v.drugs))
+// admit charges the rate limit for a group of samples before it is
+// audited and released: one unit per started SamplesPerRateUnit answers
+// (one per sample and drug, at least one per sample).
+func (v *vcfAnswer) admit(samples int) error {
+	n := samples * max(1, len(v.drugs))
 	if units := (v.emitted+n+SamplesPerRateUnit-1)/SamplesPerRateUnit - v.charged; units > 0 {
 		if err := httpx.RateLimitCost(v.r, units); err != nil {
 			return err
@@ -355,6 +355,11 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
 		v.charged += units
 	}
 	v.emitted += n
+	return nil
+}
+
+// release sends (NDJSON) or buffers (JSON) one audited group of samples.
+func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
 	if v.stream {
 		v.startStream()
 	}

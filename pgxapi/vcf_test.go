@@ -516,3 +516,44 @@ func BenchmarkVCF100Samples(b *testing.B) {
 	}
 	b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
 }
+
+// TestVCFStreamStopsAtRateLimit: groups are charged before release; a
+// refused charge after lines were sent ends the stream with an error line
+// naming how many samples were released, and the closing entry says the
+// answer was aborted.
+func TestVCFStreamStopsAtRateLimit(t *testing.T) {
+	data := readPharmCATVCF(t, "org/pharmgkb/pharmcat/100samples.vcf.bgz")
+	ts := newServer(t)
+	// 3 drugs: the first group of 64 samples is 192 answers (2 units), the
+	// second brings 300 (3 units). With 3 units the request (1) and the
+	// first group pass, the second group does not.
+	body, ct := multipartBody(t, vcfFile("100.vcf.bgz", data), formPart{name: "drug", data: []byte("clopidogrel")},
+		formPart{name: "drug", data: []byte("warfarin")}, formPart{name: "drug", data: []byte("codeine")})
+	req := httptest.NewRequest(http.MethodPost, "/pgx/vcf", body)
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Accept", pgxapi.NDJSONContentType)
+	rec := httptest.NewRecorder()
+	withLimiter(t, ts.h, 3).ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	var last struct {
+		Kind            string `json:"kind"`
+		Status          int    `json:"status"`
+		Type            string `json:"type"`
+		SamplesReleased int    `json:"samples_released"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != vcfcall.DefaultSamplesPerPass+1 || last.Kind != "error" || last.Status != http.StatusTooManyRequests ||
+		last.Type != httpx.TypeRateLimited || last.SamplesReleased != vcfcall.DefaultSamplesPerPass {
+		t.Errorf("%d lines, last %+v", len(lines), last)
+	}
+	entries := auditEntries(t, ts.store)
+	if len(entries) != 2 || !strings.Contains(string(entries[1].Response), `"outcome":"aborted"`) ||
+		!strings.Contains(string(entries[1].Response), `"samples_released":64`) {
+		t.Errorf("%d entries; closing %s", len(entries), entries[len(entries)-1].Response)
+	}
+}

@@ -124,7 +124,7 @@ func ops(t *testing.T, svc *service.Service) []op {
 		{"vcf", func(s *service.Service) (string, bool, error) {
 			v := s.NewVCFCall(call, service.VCFFile{Name: "a.vcf", Format: "json"})
 			released := 0
-			st, err := v.Run(context.Background(), vcfOpener(oneSampleVCF), vcfcall.Options{},
+			st, err := v.Run(context.Background(), vcfOpener(oneSampleVCF), vcfcall.Options{}, admitAll,
 				func(c *vcfcall.Chunk, id string) error { released += len(c.Samples); return nil })
 			if err != nil {
 				return "", released > 0, err

@@ -137,12 +137,18 @@ func (v *VCFCall) closing(st vcfcall.Stats, outcome, reason string) vcfClosingRe
 
 // Run calls the samples of the file (vcfcall.Run with opts; the VCFFile's
 // drugs are checked for every sample, opts.Wire giving the results' wire
-// form) and, for each group of samples, appends its audit entry and then
-// calls release with the group and the entry's id. An audit or release failure stops the run and is
-// returned; nothing of a group whose entry failed is released.
-func (v *VCFCall) Run(ctx context.Context, open vcfcall.Opener, opts vcfcall.Options, release func(c *vcfcall.Chunk, auditID string) error) (vcfcall.Stats, error) {
+// form) and, for each group of samples, calls admit with its number of
+// samples (to charge a rate limit; its error stops the run before the
+// group is audited), appends the group's audit entry and then calls release
+// with the group and the entry's id. An admit, audit or release failure
+// stops the run and is returned; nothing of a group whose entry failed is
+// released.
+func (v *VCFCall) Run(ctx context.Context, open vcfcall.Opener, opts vcfcall.Options, admit func(samples int) error, release func(c *vcfcall.Chunk, auditID string) error) (vcfcall.Stats, error) {
 	opts.Drugs = v.file.Drugs
 	return vcfcall.Run(ctx, v.s.kb, open, opts, func(c *vcfcall.Chunk) error {
+		if err := admit(len(c.Samples)); err != nil {
+			return err
+		}
 		id, err := v.s.append(ctx, v.call, newVCFChunkRecord(c))
 		if err != nil {
 			return err

@@ -21,6 +21,8 @@ const oneSampleVCF = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFIL
 const threeSampleVCF = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\tS3\n" +
 	"chr10\t94781859\trs4244285\tG\tA\t.\tPASS\t.\tGT\t0/1\t0/0\t1/1\n"
 
+func admitAll(int) error { return nil }
+
 func vcfOpener(text string) vcfcall.Opener {
 	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(text)), nil }
 }
@@ -32,7 +34,7 @@ func TestVCFAuditBeforeRelease(t *testing.T) {
 	svc, log := newService(t)
 	v := svc.NewVCFCall(call, service.VCFFile{Name: "three.vcf", Format: "ndjson", Bytes: 9, SHA256: "abc", Samples: []string{"S3", "S1"}})
 	var ids []string
-	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{Samples: []string{"S3", "S1"}, SamplesPerPass: 1},
+	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{Samples: []string{"S3", "S1"}, SamplesPerPass: 1}, admitAll,
 		func(c *vcfcall.Chunk, id string) error {
 			e, ok := log.byID(id)
 			if !ok {
@@ -94,22 +96,32 @@ func TestVCFStopsAtAuditFailure(t *testing.T) {
 	svc, log := newService(t)
 	log.fail = true
 	v := svc.NewVCFCall(call, service.VCFFile{Name: "a.vcf"})
-	_, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{},
+	_, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{}, admitAll,
 		func(*vcfcall.Chunk, string) error { t.Fatal("released without audit"); return nil })
 	if !errors.Is(err, audit.ErrUnavailable) || v.Released() != 0 {
 		t.Fatalf("err %v, released %d", err, v.Released())
 	}
 
+	// A refused admission stops the run before the group is audited.
 	log.fail = false
+	v = svc.NewVCFCall(call, service.VCFFile{Name: "a.vcf"})
+	limited := errors.New("rate limited")
+	before := len(log.entries)
+	_, err = v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{}, func(int) error { return limited },
+		func(*vcfcall.Chunk, string) error { t.Fatal("released without admission"); return nil })
+	if !errors.Is(err, limited) || len(log.entries) != before {
+		t.Fatalf("err %v, %d entries written", err, len(log.entries)-before)
+	}
+
 	v = svc.NewVCFCall(call, service.VCFFile{Name: "a.vcf"})
 	gone := errors.New("client gone")
 	calls := 0
-	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{SamplesPerPass: 1},
+	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{SamplesPerPass: 1}, admitAll,
 		func(*vcfcall.Chunk, string) error { calls++; return gone })
 	if !errors.Is(err, gone) || calls != 1 || v.Released() != 0 {
 		t.Fatalf("err %v after %d releases (released %d)", err, calls, v.Released())
 	}
-	before := len(log.entries)
+	before = len(log.entries)
 	if err := v.Abort(context.Background(), st, "the client went away"); err != nil {
 		t.Fatal(err)
 	}
