@@ -130,25 +130,25 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 				return form, err
 			}
 		case "drug", "sample":
+			list, limit := &form.drugs, vcfMaxDrugs
+			if name == "sample" {
+				list, limit = &form.samples, vcfMaxSamples
+			}
+			if len(*list) > limit {
+				continue // already over the limit (reported below): the rest is not read
+			}
 			v, err := readField(part)
 			if err != nil {
 				return form, err
 			}
-			field := fmt.Sprintf("%s[%d]", name, len(form.drugs))
-			if name == "sample" {
-				field = fmt.Sprintf("%s[%d]", name, len(form.samples))
-			}
+			field := fmt.Sprintf("%s[%d]", name, len(*list))
 			switch {
 			case v == "":
 				problems = append(problems, engine.FieldError{Field: field, Reason: "is empty"})
 			case len(v) > vcfMaxFieldBytes || !utf8.ValidString(v):
 				problems = append(problems, engine.FieldError{Field: field, Reason: fmt.Sprintf("must be UTF-8 text of at most %d bytes", vcfMaxFieldBytes)})
 			}
-			if name == "drug" {
-				form.drugs = append(form.drugs, v)
-			} else {
-				form.samples = append(form.samples, v)
-			}
+			*list = append(*list, v)
 		default:
 			problems = append(problems, engine.FieldError{Field: safeFieldName(name),
 				Reason: "is not a field of this endpoint (the fields are file, drug and sample)"})

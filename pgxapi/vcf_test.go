@@ -336,6 +336,14 @@ func TestVCFAudit(t *testing.T) {
 	}
 }
 
+func manyParts(name string, n int) []formPart {
+	parts := make([]formPart, n)
+	for i := range parts {
+		parts[i] = formPart{name: name, data: []byte("warfarin")}
+	}
+	return parts
+}
+
 func TestVCFRefusals(t *testing.T) {
 	good := []byte("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n" +
 		"chr10\t94781859\trs4244285\tG\tA\t.\tPASS\t.\tGT\t0/1\n")
@@ -369,6 +377,8 @@ func TestVCFRefusals(t *testing.T) {
 			[]httpx.Param{{Name: "sample", Reason: `sample "NA12878": the file has no such sample (its samples: S1)`}}},
 		{"empty drug", pgxapi.Config{}, []formPart{vcfFile("a.vcf", good), {name: "drug", data: []byte("clopidogrel")}, {name: "drug", data: nil}}, 422, httpx.TypeInvalidParams,
 			[]httpx.Param{{Name: "drug[1]", Reason: "is empty"}}},
+		{"too many drugs", pgxapi.Config{}, append([]formPart{vcfFile("a.vcf", good)}, manyParts("drug", 60)...), 422, httpx.TypeInvalidParams,
+			[]httpx.Param{{Name: "drug", Reason: "at most 50 drugs per request"}}},
 		{"too large", pgxapi.Config{VCFMaxBytes: 50}, []formPart{vcfFile("a.vcf", good)}, 413, httpx.TypeTooLarge,
 			[]httpx.Param{{Name: "file", Reason: "must be at most 50 bytes"}}},
 	}
