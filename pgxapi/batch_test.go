@@ -239,16 +239,17 @@ func TestBatchRateLimitCost(t *testing.T) {
 
 func TestBatchLimitsInVersion(t *testing.T) {
 	for _, tc := range []struct {
-		cfg               pgxapi.Config
-		wantBytes, wantRs int
+		cfg                        pgxapi.Config
+		wantBytes, wantRs, wantVCF int
 	}{
-		{pgxapi.Config{}, 50 << 20, 100000},
-		{pgxapi.Config{BatchCSVMaxBytes: 1 << 30, BatchCSVMaxRows: 2_000_000}, 1 << 30, 2_000_000},
+		{pgxapi.Config{}, 50 << 20, 100000, pgxapi.DefaultVCFMaxBytes},
+		{pgxapi.Config{BatchCSVMaxBytes: 1 << 30, BatchCSVMaxRows: 2_000_000, VCFMaxBytes: 1 << 31}, 1 << 30, 2_000_000, 1 << 31},
 	} {
 		ts := newServerCfg(t, tc.cfg)
 		ver := decode[versionBody](t, ts.do(t, http.MethodGet, "/pgx/version", "", nil))
 		want := map[string]int{"check_body_bytes": pgxapi.CheckBodyLimit, "batch_csv_max_bytes": tc.wantBytes,
-			"batch_csv_max_rows": tc.wantRs, "batch_body_bytes": pgxapi.BatchBodyLimit, "batch_max_drugs": pgxapi.BatchMaxDrugs}
+			"batch_csv_max_rows": tc.wantRs, "batch_body_bytes": pgxapi.BatchBodyLimit, "batch_max_drugs": pgxapi.BatchMaxDrugs,
+			"vcf_max_bytes": tc.wantVCF}
 		if diff := cmp.Diff(want, ver.Limits); diff != "" {
 			t.Errorf("limits (-want +got):\n%s", diff)
 		}

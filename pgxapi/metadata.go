@@ -31,6 +31,8 @@ type limits struct {
 	BatchCSVMaxRows  int   `json:"batch_csv_max_rows"`
 	BatchBodyBytes   int   `json:"batch_body_bytes"`
 	BatchMaxDrugs    int   `json:"batch_max_drugs"`
+	// VCF limit (docs/vcf.md): the largest POST /pgx/vcf upload.
+	VCFMaxBytes int64 `json:"vcf_max_bytes"`
 }
 
 func buildVersion(kb *engine.Knowledge, cfg Config) versionResponse {
@@ -51,7 +53,8 @@ func buildVersion(kb *engine.Knowledge, cfg Config) versionResponse {
 		},
 		Limits: limits{CheckBodyBytes: CheckBodyLimit,
 			BatchCSVMaxBytes: cfg.batchCSVMaxBytes(), BatchCSVMaxRows: cfg.batchCSVMaxRows(),
-			BatchBodyBytes: BatchBodyLimit, BatchMaxDrugs: BatchMaxDrugs},
+			BatchBodyBytes: BatchBodyLimit, BatchMaxDrugs: BatchMaxDrugs,
+			VCFMaxBytes: cfg.vcfMaxBytes()},
 	}
 }
 

@@ -268,6 +268,13 @@ func TestOpenAPIRealResponses(t *testing.T) {
 		"clopidogrel,rs4244285;rs12769205,Tamil Nadu,Tamil,PCI,P1\n"+
 		",rs4244285,,,,P2\n"))
 
+	vcfData := []byte("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n" +
+		"chr10\t94781859\trs4244285\tG\tA\t.\tLowQual\t.\tGT\t0/1\t./.\n")
+	vcfBody, vcfCT := multipartBody(t, vcfFile("two.vcf", vcfData))
+	vcfDrugBody, vcfDrugCT := multipartBody(t, vcfFile("two.vcf", vcfData), formPart{name: "drug", data: []byte("clopidogrel")},
+		formPart{name: "drug", data: []byte("clopidogrl")})
+	vcf37Body, vcf37CT := multipartBody(t, vcfFile("b37.vcf", []byte("##fileformat=VCFv4.2\n##contig=<ID=1,length=249250621>\n")))
+
 	type tc struct {
 		name, method, path, template string
 		ct                           string
@@ -297,6 +304,9 @@ func TestOpenAPIRealResponses(t *testing.T) {
 		{name: "batch", method: "POST", path: "/pgx/batch", ct: "application/json",
 			body: json(`{"drugs":["clopidogrel","warfarin","codeine"],"diplotypes":{"CYP2C19":"*2/*2"},"genes_tested":["CYP2C19"],"state":"Tamil Nadu"}`), status: 200},
 		{name: "batch_csv json", method: "POST", path: "/pgx/batch_csv", ct: csvCT, body: csvBody.Bytes(), status: 200},
+		{name: "vcf json", method: "POST", path: "/pgx/vcf", ct: vcfCT, body: vcfBody.Bytes(), status: 200},
+		{name: "vcf drugs", method: "POST", path: "/pgx/vcf", ct: vcfDrugCT, body: vcfDrugBody.Bytes(), status: 200},
+		{name: "vcf 422 build", method: "POST", path: "/pgx/vcf", ct: vcf37CT, body: vcf37Body.Bytes(), status: 422},
 		{name: "version", method: "GET", path: "/pgx/version", status: 200},
 		{name: "status", method: "GET", path: "/pgx/status", status: 200},
 		{name: "drugs", method: "GET", path: "/pgx/drugs", status: 200},
@@ -378,6 +388,40 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOpenAPIVCFStream checks every line of a POST /pgx/vcf NDJSON answer
+// against the stream-line schema.
+func TestOpenAPIVCFStream(t *testing.T) {
+	fs := newFullServer(t)
+	doc := openAPIDoc(t, fs)
+	body, ct := multipartBody(t, vcfFile("two.vcf", []byte("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n"+
+		"chr10\t94781859\trs4244285\tG\tA\t.\tPASS\t.\tGT\t0/1\t1/1\n")))
+	req := httptest.NewRequest(http.MethodPost, "/pgx/vcf", body)
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Accept", pgxapi.NDJSONContentType)
+	rec := httptest.NewRecorder()
+	fs.h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	schema, err := responseSchema(doc, "/pgx/vcf", "POST", 200, pgxapi.NDJSONContentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 2 samples and a summary:\n%s", len(lines), rec.Body)
+	}
+	for i, l := range lines {
+		v, err := decodeExact([]byte(l))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, e := range validate(doc, schema, v, fmt.Sprintf("line %d", i+1)) {
+			t.Error(e)
+		}
+	}
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

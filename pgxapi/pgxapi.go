@@ -65,6 +65,9 @@ type Config struct {
 	// BatchCSVMaxRows is the most data rows POST /pgx/batch_csv accepts;
 	// zero means DefaultBatchCSVMaxRows.
 	BatchCSVMaxRows int
+	// VCFMaxBytes is the largest file POST /pgx/vcf accepts; zero means
+	// DefaultVCFMaxBytes.
+	VCFMaxBytes int64
 }
 
 // Server serves the /pgx endpoints.
@@ -119,6 +122,7 @@ func (s *Server) Register(r *mux.Router) {
 	r.Handle("/pgx/variants", httpx.Handle(s.variantList)).Methods(http.MethodGet)
 	r.Handle("/pgx/batch_csv", httpx.Handle(s.batchCSV)).Methods(http.MethodPost)
 	r.Handle("/pgx/batch", httpx.Handle(s.batch)).Methods(http.MethodPost)
+	r.Handle("/pgx/vcf", httpx.Handle(s.vcf)).Methods(http.MethodPost)
 	r.Handle("/pgx/india_panel", httpx.Handle(s.indiaPanel)).Methods(http.MethodGet)
 	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet)

@@ -123,6 +123,8 @@ type serveConfig struct {
 	// POST /pgx/batch_csv limits (0: the pgxapi defaults).
 	batchCSVMaxBytes int64
 	batchCSVMaxRows  int
+	// POST /pgx/vcf upload limit (0: the pgxapi default).
+	vcfMaxBytes int64
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
@@ -178,6 +180,11 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 	if cfg.batchCSVMaxBytes, cfg.batchCSVMaxRows, err = batchLimitsFromEnv(); err != nil {
 		return cfg, err
 	}
+	vcfMax, err := envInt("PGXSAFETY_VCF_MAX_BYTES", pgxapi.DefaultVCFMaxBytes)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.vcfMaxBytes = int64(vcfMax)
 	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
 	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
 		return cfg, err

@@ -69,6 +69,9 @@ Usage:
   pgxsafety batch FILE.csv [--out FILE] [--format json|ndjson]
         Evaluate every row of a lab CSV offline (as POST /pgx/batch_csv)
         with a progress display on stderr and a summary at the end.
+  pgxsafety call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson]
+        Call the pharmacogenes of every sample of a GRCh38 VCF offline (as
+        POST /pgx/vcf) with a progress display on stderr.
   pgxsafety knowledge validate [--dir DIR]
         Validate the embedded knowledge (or the knowledge files in DIR) and
         print every problem; exit status 1 when there is any.
@@ -92,6 +95,7 @@ Environment (flags override; see README.md for the full list):
   PGXSAFETY_CORS_ORIGINS          allowed browser origins (default: CORS off)
   PGXSAFETY_BATCH_CSV_MAX_BYTES   largest POST /pgx/batch_csv file (default 52428800)
   PGXSAFETY_BATCH_CSV_MAX_ROWS    most data rows per CSV batch (default 100000)
+  PGXSAFETY_VCF_MAX_BYTES         largest POST /pgx/vcf file (default 209715200)
   PGXSAFETY_LOG_LEVEL             debug, info, warn or error (default info)
 `
 
@@ -120,6 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runClassify(rest, stdout, stderr)
 	case "batch":
 		return runBatch(ctx, rest, stdout, stderr)
+	case "call":
+		return runCall(ctx, rest, stdout, stderr)
 	case "knowledge":
 		return runKnowledge(rest, stdout, stderr)
 	case "version":

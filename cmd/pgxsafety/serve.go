@@ -170,7 +170,8 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// Surfaces. Authentication and rate limits are applied by httpx.Chain
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
-		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows}).Register(router)
+		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows,
+		VCFMaxBytes: cfg.vcfMaxBytes}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,

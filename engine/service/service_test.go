@@ -16,6 +16,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
@@ -119,6 +120,17 @@ func ops(t *testing.T, svc *service.Service) []op {
 			}
 			a, err := b.Complete(context.Background(), st)
 			return a.AuditID, released == 1 && a.Result.Rows == 1, err
+		}},
+		{"vcf", func(s *service.Service) (string, bool, error) {
+			v := s.NewVCFCall(call, service.VCFFile{Name: "a.vcf", Format: "json"})
+			released := 0
+			st, err := v.Run(context.Background(), vcfOpener(oneSampleVCF), vcfcall.Options{}, admitAll,
+				func(c *vcfcall.Chunk, id string) error { released += len(c.Samples); return nil })
+			if err != nil {
+				return "", released > 0, err
+			}
+			a, err := v.Complete(context.Background(), st)
+			return a.AuditID, released == 1 && a.Result.Samples == 1, err
 		}},
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/vcf"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 )
 
 // ProblemContentType is the media type of every error body (RFC 9457).
@@ -30,6 +32,7 @@ const ProblemContentType = "application/problem+json"
 const (
 	TypeMalformed        = "urn:pgxsafety:problem:malformed-request"
 	TypeInvalidParams    = "urn:pgxsafety:problem:invalid-params"
+	TypeInvalidVCF       = "urn:pgxsafety:problem:invalid-vcf"
 	TypeTooLarge         = "urn:pgxsafety:problem:payload-too-large"
 	TypeUnsupportedMedia = "urn:pgxsafety:problem:unsupported-media-type"
 	TypeNotFound         = "urn:pgxsafety:problem:not-found"
@@ -113,6 +116,34 @@ var errorKinds = []struct {
 				Type:          TypeInvalidParams,
 				Detail:        "the request has invalid values; see invalid_params",
 				InvalidParams: params,
+				Err:           err,
+			}
+		},
+	},
+	{
+		match: func(err error) bool { var pe *vcf.ParseError; return errors.As(err, &pe) },
+		problem: func(err error) *Error {
+			var pe *vcf.ParseError
+			errors.As(err, &pe)
+			return &Error{
+				Status:        http.StatusUnprocessableEntity,
+				Type:          TypeInvalidVCF,
+				Detail:        "the VCF cannot be read: " + pe.Error(),
+				InvalidParams: []Param{{Name: "file", Reason: pe.Error()}},
+				Err:           err,
+			}
+		},
+	},
+	{
+		match: func(err error) bool { var se *vcfcall.SampleError; return errors.As(err, &se) },
+		problem: func(err error) *Error {
+			var se *vcfcall.SampleError
+			errors.As(err, &se)
+			return &Error{
+				Status:        http.StatusUnprocessableEntity,
+				Type:          TypeInvalidParams,
+				Detail:        "the request has invalid values; see invalid_params",
+				InvalidParams: []Param{{Name: "sample", Reason: se.Error()}},
 				Err:           err,
 			}
 		},

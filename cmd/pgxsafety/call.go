@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/vcf"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
+)
+
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson]
+
+Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
+VCF, plain or bgzip-compressed, offline with the same engine as
+POST /pgx/vcf, and writes per sample and gene the diplotype(s), the
+phenotype or activity score, the positions missing and what needs review.
+FILE "-" reads standard input (it is copied to a temporary file: the file
+is read once per group of samples, so memory stays flat in the number of
+samples). A file the service would refuse (wrong build, bad header,
+unsorted, over-long line, bad genotype) is refused naming the line, exit
+status 1. No audit entry is written: an offline answer never leaves this
+machine through the service. Progress goes to stderr: a bar when it is a
+terminal, a line every few seconds otherwise.`
+
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("call", stderr, callSynopsis)
+	var samples, drugs listFlag
+	fs.Var(&samples, "sample", "call only this sample (repeatable; default every sample)")
+	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
+	var (
+		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
+		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
+		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
+	)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: call: %v", errUsage, err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usageError("call: exactly one VCF file is required, got %d arguments", len(pos))
+	}
+	if *format != "json" && *format != "ndjson" {
+		return usageError("call: --format must be json or ndjson, got %q", *format)
+	}
+	if *perPass < 0 {
+		return usageError("call: --samples-per-pass must not be negative")
+	}
+	for _, s := range samples {
+		if strings.TrimSpace(s) == "" {
+			return usageError("call: --sample must not be empty")
+		}
+	}
+
+	name := pos[0]
+	path := name
+	if name == "-" {
+		tmp, err := spoolStdin()
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp)
+		path = tmp
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("call: %w", err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("call: %s is a directory", name)
+	}
+	kb, err := loadKnowledge(stderr)
+	if err != nil {
+		return err
+	}
+	out, commit, abort, err := openBatchOutput(*outPath, stdout)
+	if err != nil {
+		return err
+	}
+	w := &callWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}
+	prog := newCallProgress(stderr, st.Size())
+	var sum hash.Hash // the SHA-256 of the file, taken on the first reading
+	open := func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if sum != nil {
+			return f, nil
+		}
+		sum = sha256.New()
+		return hashingFile{f: f, h: sum}, nil
+	}
+	opts := vcfcall.Options{Samples: samples, SamplesPerPass: *perPass, Progress: prog.update, Drugs: drugs, Wire: pgxapi.WireResult}
+	if samples == nil {
+		opts.Samples = nil
+	}
+	w.begin()
+	stats, err := vcfcall.Run(ctx, kb, open, opts, w.samples)
+	prog.done()
+	if err != nil {
+		abort()
+		return callError(name, err)
+	}
+	w.end(stats, filepath.Base(name), st.Size(), hex.EncodeToString(sum.Sum(nil)))
+	if err := w.w.Flush(); err != nil {
+		abort()
+		return fmt.Errorf("call: write results: %w", err)
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	prog.summary(stats)
+	return nil
+}
+
+// callError turns a refusal into a readable message.
+func callError(name string, err error) error {
+	var pe *vcf.ParseError
+	var se *vcfcall.SampleError
+	var ve *engine.ValidationError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("call: %s cannot be read: %v", name, pe)
+	case errors.As(err, &se):
+		return fmt.Errorf("call: --sample: %v", se)
+	case errors.As(err, &ve):
+		return fieldErrors(err, "call: invalid --drug:", func(f string) string { return "--" + f })
+	}
+	return fmt.Errorf("call: %w", err)
+}
+
+// spoolStdin copies standard input to a temporary file and returns its
+// name.
+func spoolStdin() (string, error) {
+	tmp, err := os.CreateTemp("", "pgxsafety-call-*.vcf")
+	if err != nil {
+		return "", fmt.Errorf("call: %w", err)
+	}
+	_, err = io.Copy(tmp, os.Stdin)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("call: read standard input: %w", err)
+	}
+	return tmp.Name(), nil
+}
+
+// hashingFile hashes what is read from f.
+type hashingFile struct {
+	f *os.File
+	h hash.Hash
+}
+
+func (h hashingFile) Read(p []byte) (int, error) {
+	n, err := h.f.Read(p)
+	h.h.Write(p[:n])
+	return n, err
+}
+
+func (h hashingFile) Close() error { return h.f.Close() }
+
+// callWriter writes the results as one JSON document or as NDJSON.
+type callWriter struct {
+	w      *bufio.Writer
+	ndjson bool
+	kb     *engine.Knowledge
+	buf    []byte
+	n      int
+}
+
+func (c *callWriter) begin() {
+	if c.ndjson {
+		return
+	}
+	head, _ := json.Marshal(struct {
+		APIVersion        string `json:"api_version"`
+		GroundingContract string `json:"grounding_contract"`
+		KnowledgeVersion  string `json:"knowledge_version"`
+	}{pgxapi.APIVersion, engine.GroundingContract, c.kb.Version.Label})
+	c.w.Write(head[:len(head)-1])
+	c.w.WriteString(`,"samples":[`)
+}
+
+func (c *callWriter) samples(ch *vcfcall.Chunk) error {
+	for i := range ch.Samples {
+		c.buf = c.buf[:0]
+		if c.ndjson {
+			c.buf = pgxapi.AppendVCFSampleJSON(c.buf, &ch.Samples[i], "", "sample")
+			c.buf = append(c.buf, '\n')
+		} else {
+			if c.n > 0 {
+				c.buf = append(c.buf, ',')
+			}
+			c.buf = pgxapi.AppendVCFSampleJSON(c.buf, &ch.Samples[i], "", "")
+		}
+		c.n++
+		if _, err := c.w.Write(c.buf); err != nil {
+			return fmt.Errorf("write results: %w", err)
+		}
+	}
+	return nil
+}
+
+// callSummary closes the output: the file and the counts.
+type callSummary struct {
+	Kind              string   `json:"kind,omitempty"`
+	APIVersion        string   `json:"api_version,omitempty"`
+	GroundingContract string   `json:"grounding_contract,omitempty"`
+	KnowledgeVersion  string   `json:"knowledge_version,omitempty"`
+	File              callFile `json:"file"`
+	SamplesInFile     int      `json:"samples_in_file"`
+	SamplesAnswered   int      `json:"samples_answered"`
+	Records           int      `json:"records"`
+	RecordsUsed       int      `json:"records_used"`
+	Warnings          []string `json:"warnings"`
+}
+
+type callFile struct {
+	Name   string `json:"name"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+func (c *callWriter) end(st vcfcall.Stats, file string, size int64, sum string) {
+	s := callSummary{File: callFile{Name: file, Bytes: size, SHA256: sum}, SamplesInFile: st.SamplesInFile,
+		SamplesAnswered: st.Samples, Records: st.Records, RecordsUsed: st.RecordsUsed, Warnings: st.Warnings}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	if c.ndjson {
+		s.Kind, s.APIVersion, s.GroundingContract, s.KnowledgeVersion = "summary", pgxapi.APIVersion, engine.GroundingContract, c.kb.Version.Label
+		line, _ := json.Marshal(s)
+		c.w.Write(append(line, '\n'))
+		return
+	}
+	tail, _ := json.Marshal(s)
+	c.w.WriteString("],")
+	c.w.Write(tail[1:])
+	c.w.WriteString("\n")
+}
+
+// callProgress reports on stderr, like the batch command's progress: a bar
+// on a terminal, a line every few seconds otherwise.
+type callProgress struct {
+	w     io.Writer
+	tty   bool
+	size  int64
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newCallProgress(w io.Writer, size int64) *callProgress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	now := batchNow()
+	return &callProgress{w: w, tty: tty, size: size, start: now, last: now}
+}
+
+func (p *callProgress) update(pr vcfcall.Progress) {
+	now := batchNow()
+	every := batchPlainEvery
+	if p.tty {
+		every = batchBarEvery
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	// The whole run reads the file Passes times.
+	frac := -1.0
+	if p.size > 0 && pr.Passes > 0 {
+		frac = min((float64(pr.Pass-1)+min(float64(pr.FileBytes)/float64(p.size), 1))/float64(pr.Passes), 1)
+	}
+	elapsed := now.Sub(p.start).Seconds()
+	eta := "?"
+	if frac > 0 {
+		eta = time.Duration(elapsed * (1 - frac) / frac * float64(time.Second)).Round(time.Second).String()
+	}
+	if p.tty {
+		const width = 30
+		bar := strings.Repeat("?", width)
+		if frac >= 0 {
+			n := int(frac * width)
+			bar = strings.Repeat("#", n) + strings.Repeat(".", width-n)
+		}
+		fmt.Fprintf(p.w, "\r\033[K[%s] reading %d/%d  %s/%s samples  ETA %s", bar, pr.Pass, pr.Passes,
+			thousands(pr.SamplesDone), thousands(pr.Samples), eta)
+		p.drawn = true
+		return
+	}
+	pct := ""
+	if frac >= 0 {
+		pct = fmt.Sprintf(" (%.0f%%)", 100*frac)
+	}
+	fmt.Fprintf(p.w, "call: reading %d of %d%s, %s of %s samples called, ETA %s\n", pr.Pass, pr.Passes, pct,
+		thousands(pr.SamplesDone), thousands(pr.Samples), eta)
+}
+
+func (p *callProgress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func (p *callProgress) summary(st vcfcall.Stats) {
+	elapsed := batchNow().Sub(p.start)
+	rate := ""
+	if s := elapsed.Seconds(); s > 0 {
+		rate = fmt.Sprintf(", %.0f samples/s", float64(st.Samples)/s)
+	}
+	fmt.Fprintf(p.w, "call: %s of %s samples called from %s records (%s at allele-definition positions) in %d reading(s) (%s%s)\n",
+		thousands(st.Samples), thousands(st.SamplesInFile), thousands(st.Records), thousands(st.RecordsUsed), st.Passes,
+		elapsed.Round(time.Millisecond), rate)
+	for _, w := range st.Warnings {
+		fmt.Fprintf(p.w, "  warning: %s\n", w)
+	}
+}

@@ -1,0 +1,651 @@
+// Package vcfcall calls the pharmacogenes of every sample of a GRCh38 VCF
+// with the engine's allele matcher. It is the engine side of POST /pgx/vcf
+// and "pgxsafety call": it reads the file with engine/vcf, keeps only the
+// records at allele-definition positions, turns each sample's genotypes
+// into position observations and calls every gene with engine.CallSample.
+//
+// Memory stays flat in the number of samples: the file is read once per
+// group of Options.SamplesPerPass samples, and only that group's genotypes
+// at definition positions are held. Every refusal of the file (header,
+// build, sorting, line length, the requested samples' genotypes at
+// definition positions) happens in the first pass, before any sample is
+// handed over.
+//
+// With Options.Drugs every sample's genotypes are also checked against each
+// drug through engine.Evaluate, as position-level calls.
+//
+// The package is pure: the standard library and engine's own packages.
+package vcfcall
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/vcf"
+)
+
+// DefaultSamplesPerPass is the number of samples called per reading of the
+// file when Options.SamplesPerPass is 0.
+const DefaultSamplesPerPass = 64
+
+// maxFilterWarnings bounds the records named in FILTER warnings.
+const maxFilterWarnings = 20
+
+// progressEvery is the number of records between two Progress calls.
+const progressEvery = 4096
+
+// Options configures a Run.
+type Options struct {
+	// Samples names the samples to call; nil calls every sample of the
+	// file. A name the file does not hold is a *SampleError.
+	Samples []string
+	// SamplesPerPass is the number of samples called per reading of the
+	// file; 0 means DefaultSamplesPerPass.
+	SamplesPerPass int
+	// MaxLineBytes and MaxBytes bound the file (see vcf.Options).
+	MaxLineBytes int
+	MaxBytes     int64
+	// Progress, when set, is called every few thousand records and after
+	// each group of samples.
+	Progress func(Progress)
+	// Drugs are checked for every sample, with engine.Evaluate and the
+	// sample's genotypes as position-level calls (the REST "calls" form),
+	// so a check reads exactly as POST /pgx/check with those calls. An
+	// invalid name is an *engine.ValidationError naming "drug[i]",
+	// before the file is read.
+	Drugs []string
+	// Wire maps a check's result to the value encoded in the sample's
+	// JSON (the REST wire form, pgxapi.WireResult). Required with Drugs.
+	Wire func(engine.Result) any
+}
+
+// Progress reports how far a Run is.
+type Progress struct {
+	// Pass is the reading of the file under way (1-based) of Passes.
+	Pass, Passes int
+	// FileBytes is how many bytes of the file (as stored: compressed or
+	// not) this pass has read.
+	FileBytes int64
+	// SamplesDone of Samples have been handed over.
+	SamplesDone, Samples int
+}
+
+// Opener opens the file for one reading; Run calls it once per pass.
+type Opener func() (io.ReadCloser, error)
+
+// SampleError refuses a requested sample the file does not hold.
+type SampleError struct {
+	Name   string
+	Reason string
+}
+
+// Error names the sample.
+func (e *SampleError) Error() string { return fmt.Sprintf("sample %q: %s", e.Name, e.Reason) }
+
+// Sample is the answer for one sample.
+type Sample struct {
+	// Index is the sample's 0-based position among the samples answered.
+	Index int
+	Name  string
+	// Result is the compact JSON of the sample's SampleResult; ResultDigest
+	// is "sha256:" and the hex SHA-256 of exactly these bytes.
+	Result       []byte
+	ResultDigest string
+	// GenesCalled and GenesForReview count the genes called and those
+	// whose input could not be fully interpreted.
+	GenesCalled    int
+	GenesForReview int
+	// Checks are the drugs checked, with each one's overall severity.
+	Checks []CheckOutcome
+}
+
+// CheckOutcome summarises one drug check of a sample (for the audit).
+type CheckOutcome struct {
+	Drug            string `json:"drug"`
+	OverallSeverity string `json:"overall_severity,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+// Chunk is a group of consecutive samples handed over together (the unit
+// of audit and release).
+type Chunk struct {
+	Index   int
+	Samples []Sample
+}
+
+// Stats describes a finished (or stopped) Run.
+type Stats struct {
+	// SamplesInFile is the number of sample columns; Samples the number
+	// of samples answered.
+	SamplesInFile int
+	Samples       int
+	// Records is the number of data records; RecordsUsed those at an
+	// allele-definition position.
+	Records     int
+	RecordsUsed int
+	Passes      int
+	// Warnings are about the file as a whole (they are also in every
+	// sample's result).
+	Warnings []string
+}
+
+// SampleResult is the answer for one sample, as JSON.
+type SampleResult struct {
+	Sample string `json:"sample"`
+	// Genes holds every gene with an allele definition, sorted.
+	Genes    []GeneResult `json:"genes"`
+	Warnings []string     `json:"warnings"`
+	// Checks holds one check per requested drug, in the order asked.
+	Checks []CheckResult `json:"checks,omitempty"`
+}
+
+// CheckResult is one drug checked for one sample: the check's result in
+// its wire form, or why the check could not be made.
+type CheckResult struct {
+	Drug   string `json:"drug"`
+	Result any    `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// GeneResult is the call of one gene for one sample.
+type GeneResult struct {
+	Gene string `json:"gene"`
+	// Status is "called", "not_called" or "no_data" (no record at any of
+	// the gene's positions).
+	Status string `json:"status"`
+	// Interpretation is "called", "could not interpret — review",
+	// "not called" or "no data".
+	Interpretation string `json:"interpretation"`
+	// Summary is one readable line: the diplotype(s) and phenotype, or
+	// what could not be interpreted.
+	Summary    string            `json:"summary"`
+	Diplotypes []DiplotypeResult `json:"diplotypes"`
+	// Source is the call as PharmCAT displays it where that differs from
+	// the diplotypes (DPYD, RYR1, CACNA1S).
+	Source []string `json:"source,omitempty"`
+	// Alternatives are lower-scoring diplotypes that also fit ("*3B/*3C
+	// (Poor Metabolizer)"); they are not used for advice.
+	Alternatives     []string `json:"alternatives"`
+	Phased           bool     `json:"phased"`
+	MissingPositions []string `json:"missing_positions"`
+	NeedsReview      bool     `json:"needs_review"`
+	Uninterpreted    []string `json:"uninterpreted"`
+	Notes            []string `json:"notes"`
+	Observations     []string `json:"observations"`
+}
+
+// DiplotypeResult is one diplotype. Phenotype and activity score are given
+// only when the gene is called and needs no review.
+type DiplotypeResult struct {
+	Diplotype      string   `json:"diplotype"`
+	Alleles        []string `json:"alleles"`
+	Phenotype      string   `json:"phenotype,omitempty"`
+	ActivityScore  string   `json:"activity_score,omitempty"`
+	PhenotypeError string   `json:"phenotype_error,omitempty"`
+}
+
+// Interpretation values.
+const (
+	InterpretationCalled    = "called"
+	InterpretationReview    = "could not interpret — review"
+	InterpretationNotCalled = "not called"
+	InterpretationNoData    = "no data"
+)
+
+// countingReader counts the bytes read from the stored file.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// run is the state of one Run.
+type run struct {
+	ctx  context.Context
+	kb   *engine.Knowledge
+	open Opener
+	opt  Options
+	emit func(*Chunk) error
+
+	want     map[string]bool // requested samples; nil = all
+	selected int             // samples to answer
+	per      int
+	st       Stats
+	done     int
+	chunk    int
+	filterW  []string
+	filterN  int
+}
+
+// Run calls the genes of the requested samples, handing them over in
+// chunks, in file order, to emit. The file is refused with a
+// *vcf.ParseError; a requested sample it does not hold with a
+// *SampleError; an error from emit stops the run and is returned.
+func Run(ctx context.Context, kb *engine.Knowledge, open Opener, opt Options, emit func(*Chunk) error) (Stats, error) {
+	if len(opt.Drugs) > 0 {
+		if opt.Wire == nil {
+			return Stats{}, errors.New("vcfcall: Options.Wire is required with Drugs")
+		}
+		if err := validateDrugs(kb, opt.Drugs); err != nil {
+			return Stats{}, err
+		}
+	}
+	r := &run{ctx: ctx, kb: kb, open: open, opt: opt, emit: emit, per: opt.SamplesPerPass}
+	if r.per <= 0 {
+		r.per = DefaultSamplesPerPass
+	}
+	if opt.Samples != nil {
+		r.want = map[string]bool{}
+		for _, s := range opt.Samples {
+			r.want[s] = true
+		}
+	}
+	for pass := 0; ; pass++ {
+		more, err := r.pass(pass)
+		if err != nil {
+			return r.st, err
+		}
+		if !more {
+			return r.st, nil
+		}
+	}
+}
+
+// pass reads the file once and answers the samples of group pass; it
+// reports whether another group follows.
+func (r *run) pass(pass int) (bool, error) {
+	f, err := r.open()
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	cr := &countingReader{r: f}
+	lo, hi := pass*r.per, (pass+1)*r.per
+	rank := 0 // requested samples seen so far in the #CHROM line
+	records, used := 0, 0
+	normPrev, normChrom := "", ""
+	keep := func(chrom string, pos int) bool {
+		records++
+		if r.opt.Progress != nil && records%progressEvery == 0 {
+			r.progress(pass, cr.n)
+		}
+		if !r.kb.IsDefinitionPosition(chrom, pos) {
+			return false
+		}
+		used++
+		return true
+	}
+	rd, err := vcf.NewReader(cr, vcf.Options{
+		MaxLineBytes: r.opt.MaxLineBytes,
+		MaxBytes:     r.opt.MaxBytes,
+		Keep:         keep,
+		SelectSample: func(_ int, name string) bool {
+			if r.want != nil && !r.want[name] {
+				return false
+			}
+			rank++
+			// The first reading parses every requested sample's genotypes,
+			// so that any refusal comes before the first answer; later
+			// readings parse only their group's.
+			return pass == 0 || rank > lo && rank <= hi
+		},
+	})
+	if err != nil {
+		return false, err
+	}
+	if pass == 0 {
+		if err := r.start(rd); err != nil {
+			return false, err
+		}
+	}
+	// first is the index in Record.Calls of the group's first sample.
+	names, first := rd.Samples(), 0
+	if pass == 0 {
+		first = lo
+		names = names[lo:min(hi, len(names))]
+	}
+	obs := make([][]engine.PositionObservation, len(names))
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return false, err
+		}
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if pass > 0 {
+				return false, fmt.Errorf("vcf: the file changed between readings: %w", err)
+			}
+			return false, err
+		}
+		if rec.Chrom != normPrev {
+			normPrev, normChrom = rec.Chrom, vcf.NormChrom(rec.Chrom)
+		}
+		source := fmt.Sprintf("line %d", rec.Line)
+		if pass == 0 {
+			r.noteFilter(rec, normChrom)
+		}
+		// The group's genotypes are copied into one small array per
+		// record: Call.Alleles share the record's array for every sample
+		// read, which would otherwise stay reachable (memory growing with
+		// the number of samples).
+		group := rec.Calls[first : first+len(names)]
+		n := 0
+		for _, c := range group {
+			n += len(c.Alleles)
+		}
+		gts := make([]int, 0, n)
+		for j, c := range group {
+			var gt []int
+			if c.Alleles != nil {
+				start := len(gts)
+				gts = append(gts, c.Alleles...)
+				gt = gts[start:len(gts):len(gts)]
+			}
+			obs[j] = append(obs[j], engine.PositionObservation{Chrom: normChrom, Pos: rec.Pos, Ref: rec.Ref,
+				Alts: rec.Alts, GT: gt, Phased: c.Phased, Source: source})
+		}
+	}
+	if pass == 0 {
+		r.st.Records, r.st.RecordsUsed = records, used
+		r.finishWarnings()
+	}
+	r.st.Passes = pass + 1
+	if len(names) > 0 {
+		c := &Chunk{Index: r.chunk, Samples: make([]Sample, 0, len(names))}
+		for j, name := range names {
+			if err := r.ctx.Err(); err != nil {
+				return false, err
+			}
+			s, err := r.sample(lo+j, name, obs[j])
+			if err != nil {
+				return false, err
+			}
+			obs[j] = nil
+			c.Samples = append(c.Samples, s)
+		}
+		r.chunk++
+		if err := r.emit(c); err != nil {
+			return false, err
+		}
+		r.done += len(names)
+		r.st.Samples = r.done
+		r.progress(pass, cr.n)
+	}
+	return hi < r.selected, nil
+}
+
+// start checks the requested samples against the file's once its header
+// is read.
+func (r *run) start(rd *vcf.Reader) error {
+	all := rd.AllSamples()
+	r.st.SamplesInFile = len(all)
+	if r.want == nil {
+		r.selected = len(all)
+		return nil
+	}
+	have := make(map[string]bool, len(all))
+	for _, s := range all {
+		have[s] = true
+	}
+	for _, s := range r.opt.Samples {
+		if !have[s] {
+			list := all
+			if len(list) > 10 {
+				list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
+			}
+			return &SampleError{Name: s, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+		}
+	}
+	r.selected = len(r.want)
+	return nil
+}
+
+// noteFilter records a used record whose FILTER is not PASS.
+func (r *run) noteFilter(rec vcf.Record, chrom string) {
+	if len(rec.Filter) == 0 || len(rec.Filter) == 1 && rec.Filter[0] == "PASS" {
+		return
+	}
+	r.filterN++
+	if len(r.filterW) < maxFilterWarnings {
+		r.filterW = append(r.filterW, fmt.Sprintf("line %d (%s:%d)", rec.Line, chrom, rec.Pos)+" FILTER "+strings.Join(rec.Filter, ";"))
+	}
+}
+
+func (r *run) finishWarnings() {
+	if r.filterN == 0 {
+		return
+	}
+	w := "records at allele-definition positions have a FILTER other than PASS; their genotypes were used as given: " + strings.Join(r.filterW, ", ")
+	if more := r.filterN - len(r.filterW); more > 0 {
+		w += fmt.Sprintf(" and %d more", more)
+	}
+	r.st.Warnings = append(r.st.Warnings, w)
+}
+
+func (r *run) progress(pass int, n int64) {
+	if r.opt.Progress == nil {
+		return
+	}
+	passes := (r.selected + r.per - 1) / r.per
+	r.opt.Progress(Progress{Pass: pass + 1, Passes: max(passes, 1), FileBytes: n, SamplesDone: r.done, Samples: r.selected})
+}
+
+// sample calls one sample's genes and encodes its result.
+func (r *run) sample(index int, name string, obs []engine.PositionObservation) (Sample, error) {
+	sc := engine.CallSample(r.kb, obs, engine.CallOptions{ReportUntouched: true})
+	res := SampleResult{Sample: name, Genes: make([]GeneResult, 0, len(sc.Genes)), Warnings: nonNil(append(append([]string(nil), r.st.Warnings...), sc.Warnings...))}
+	s := Sample{Index: index, Name: name}
+	if len(r.opt.Drugs) > 0 {
+		calls, notes := positionCalls(obs)
+		res.Warnings = append(res.Warnings, notes...)
+		for _, d := range r.opt.Drugs {
+			chk, out := r.check(d, calls)
+			res.Checks = append(res.Checks, chk)
+			s.Checks = append(s.Checks, out)
+		}
+	}
+	for i := range sc.Genes {
+		g := geneResult(&sc.Genes[i])
+		if g.NeedsReview {
+			s.GenesForReview++
+		} else if g.Status == engine.CallCalled {
+			s.GenesCalled++
+		}
+		res.Genes = append(res.Genes, g)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return Sample{}, fmt.Errorf("vcfcall: encode the result of sample %q: %w", name, err)
+	}
+	sum := sha256.Sum256(b)
+	s.Result, s.ResultDigest = b, "sha256:"+hex.EncodeToString(sum[:])
+	return s, nil
+}
+
+// geneResult turns the matcher's call into the answer. A gene that needs
+// review, or is not called, never carries a phenotype: its summary says
+// what could not be interpreted.
+func geneResult(gc *engine.GeneCall) GeneResult {
+	g := GeneResult{
+		Gene: gc.Gene, Status: gc.Status, Source: gc.Source, Alternatives: []string{}, Phased: gc.Phased,
+		MissingPositions: nonNil(gc.MissingPositions), NeedsReview: gc.NeedsReview || len(gc.Uninterpreted) > 0,
+		Uninterpreted: nonNil(gc.Uninterpreted), Notes: nonNil(gc.Notes), Observations: nonNil(gc.Observations),
+		Diplotypes: make([]DiplotypeResult, 0, len(gc.Diplotypes)),
+	}
+	withPhenotype := gc.Status == engine.CallCalled && !g.NeedsReview
+	var named []string
+	for _, d := range gc.Diplotypes {
+		dr := DiplotypeResult{Diplotype: d.String(), Alleles: nonNil(d.Alleles)}
+		text := dr.Diplotype
+		if withPhenotype {
+			dr.Phenotype, dr.ActivityScore, dr.PhenotypeError = d.Call.Phenotype, d.Call.ActivityScore, d.PhenotypeError
+			switch {
+			case dr.Phenotype != "" && dr.ActivityScore != "":
+				text += ": " + dr.Phenotype + " (activity score " + dr.ActivityScore + ")"
+			case dr.Phenotype != "":
+				text += ": " + dr.Phenotype
+			case dr.PhenotypeError != "":
+				text += ": no CPIC phenotype (" + dr.PhenotypeError + ")"
+			}
+		}
+		named = append(named, text)
+		g.Diplotypes = append(g.Diplotypes, dr)
+	}
+	for _, d := range gc.Alternatives {
+		text := d.String()
+		if withPhenotype && d.Call.Phenotype != "" {
+			text += " (" + d.Call.Phenotype + ")"
+		}
+		g.Alternatives = append(g.Alternatives, text)
+	}
+	switch {
+	case g.NeedsReview:
+		g.Interpretation = InterpretationReview
+		what := strings.Join(g.Uninterpreted, "; ")
+		if what == "" {
+			what = strings.Join(g.Notes, "; ")
+		}
+		if what == "" {
+			what = "the matcher flagged the call for review"
+		}
+		g.Summary = InterpretationReview + ": " + what
+	case gc.Status == engine.CallCalled && len(named) > 0:
+		g.Interpretation = InterpretationCalled
+		g.Summary = strings.Join(named, " or ")
+		if len(named) > 1 {
+			g.Summary = "ambiguous: " + g.Summary
+		}
+	case gc.Status == engine.CallNoData:
+		g.Interpretation = InterpretationNoData
+		g.Summary = "no data: the file has no record at any position of " + gc.Gene
+	default:
+		g.Interpretation = InterpretationNotCalled
+		g.Summary = "not called"
+		if len(g.Notes) > 0 {
+			g.Summary += ": " + strings.Join(g.Notes, "; ")
+		}
+	}
+	return g
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// validateDrugs refuses invalid drug names (empty, too long) before the
+// file is read; an unrecognised name is not an error (its check says so).
+func validateDrugs(kb *engine.Knowledge, drugs []string) error {
+	var fields []engine.FieldError
+	for i, d := range drugs {
+		_, err := engine.Evaluate(kb, engine.Request{Drug: d})
+		var ve *engine.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			for _, f := range ve.Fields {
+				if f.Field == "drug" {
+					f.Field = fmt.Sprintf("drug[%d]", i)
+				}
+				fields = append(fields, f)
+			}
+		case err != nil:
+			return err
+		}
+	}
+	if len(fields) > 0 {
+		return &engine.ValidationError{Fields: fields}
+	}
+	return nil
+}
+
+// check evaluates one drug for a sample.
+func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, CheckOutcome) {
+	res, err := engine.Evaluate(r.kb, engine.Request{Drug: drug, Calls: calls})
+	if err != nil {
+		// The calls come from a file the reader accepted; a refusal here
+		// is reported with the check, never dropped.
+		msg := "the check could not be made: " + err.Error()
+		return CheckResult{Drug: drug, Error: msg}, CheckOutcome{Drug: drug, Error: msg}
+	}
+	return CheckResult{Drug: drug, Result: r.opt.Wire(res)}, CheckOutcome{Drug: drug, OverallSeverity: res.OverallSeverity}
+}
+
+// positionCalls turns a sample's observations into the REST position
+// calls. ALT alleles that are not bases (symbolic alleles such as <*>, the
+// '*' of an upstream deletion) cannot be written as calls: they are left
+// out, and a genotype naming one reads as a no-call there (never as
+// reference), with a note.
+func positionCalls(obs []engine.PositionObservation) ([]engine.PositionCall, []string) {
+	calls := make([]engine.PositionCall, 0, len(obs))
+	var notes []string
+	for _, o := range obs {
+		index := make([]int, len(o.Alts)+1) // VCF allele index → index in the call's alts
+		var alts []string
+		for i, a := range o.Alts {
+			index[i+1] = -1
+			if isBases(a) {
+				alts = append(alts, a)
+				index[i+1] = len(alts)
+			}
+		}
+		var gt strings.Builder
+		if o.GT == nil {
+			gt.WriteString("./.")
+		}
+		dropped := false
+		for i, a := range o.GT {
+			if i > 0 {
+				if o.Phased {
+					gt.WriteByte('|')
+				} else {
+					gt.WriteByte('/')
+				}
+			}
+			switch {
+			case a < 0:
+				gt.WriteByte('.')
+			case index[a] < 0:
+				gt.WriteByte('.')
+				dropped = true
+			default:
+				gt.WriteString(strconv.Itoa(index[a]))
+			}
+		}
+		if dropped {
+			notes = append(notes, fmt.Sprintf("%s:%d (%s): the genotype names a non-base ALT allele (%s); the drug checks read it as a no-call", o.Chrom, o.Pos, o.Source, strings.Join(o.Alts, ",")))
+		}
+		calls = append(calls, engine.PositionCall{Chrom: o.Chrom, Pos: o.Pos, Ref: o.Ref, Alt: strings.Join(alts, ","), Genotype: gt.String()})
+	}
+	return calls, notes
+}
+
+func isBases(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 'A', 'C', 'G', 'T', 'N':
+		default:
+			return false
+		}
+	}
+	return true
+}
