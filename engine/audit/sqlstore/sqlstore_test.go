@@ -9,20 +9,26 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	tdlog "github.com/transparency-dev/formats/log"
+	"github.com/transparency-dev/merkle/proof"
+	"github.com/transparency-dev/merkle/rfc6962"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 )
 
 // testOptions keep the fail-closed tests short: a blocked database fails a
 // batch after at most a second.
-var testOptions = Options{CommitTimeout: time.Second, BusyTimeout: 200 * time.Millisecond}
+var testOptions = Options{CommitTimeout: time.Second, BusyTimeout: 200 * time.Millisecond, Signer: audittest.Signer()}
 
 var entry = audittest.Entry
 
@@ -46,8 +52,18 @@ func readAll(t *testing.T, s *Store, from int64) []audit.Entry {
 // temporary directories.
 func sqliteHarness() audittest.Harness {
 	return audittest.Harness{
+		Dialect: "sqlite",
 		Open: func(t *testing.T) audittest.Store {
 			s, _ := openTemp(t)
+			return s
+		},
+		OpenClock: func(t *testing.T, now func() time.Time) audittest.Store {
+			opts := testOptions
+			opts.Now = now
+			s, err := OpenWith(context.Background(), "", t.TempDir(), opts)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
 			return s
 		},
 		Reopen: func(t *testing.T, old audittest.Store) audittest.Store {
@@ -65,11 +81,42 @@ func sqliteHarness() audittest.Harness {
 		Tamper: func(t *testing.T, s audittest.Store, stmts ...string) {
 			t.Helper()
 			db := s.(*Store).db
-			all := append([]string{`DROP TRIGGER IF EXISTS audit_log_no_update`, `DROP TRIGGER IF EXISTS audit_log_no_delete`}, stmts...)
-			for _, stmt := range all {
+			var triggers []string
+			if err := db.Select(&triggers, `SELECT name FROM sqlite_master WHERE type = 'trigger'`); err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, name := range triggers {
+				all = append(all, `DROP TRIGGER `+name)
+			}
+			for _, stmt := range append(all, stmts...) {
 				if _, err := db.ExecContext(context.Background(), stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
+			}
+		},
+		Backdate: func(t *testing.T, s audittest.Store, through int64, at time.Time) {
+			t.Helper()
+			// Drop the UPDATE guard, backdate, and put the guard back.
+			ctx := context.Background()
+			tx, err := s.(*Store).db.BeginTxx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			var ddl string
+			if err := tx.Get(&ddl, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'audit_log_no_update'`); err != nil {
+				t.Fatal(err)
+			}
+			for _, stmt := range []string{`DROP TRIGGER audit_log_no_update`,
+				`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+				ddl} {
+				if _, err := tx.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
 			}
 		},
 		Block: func(t *testing.T, s audittest.Store) func() {
@@ -150,9 +197,9 @@ func pgSchema(t *testing.T, base string) string {
 // PostgreSQL test database.
 func postgresHarness(base string) audittest.Harness {
 	var urls sync.Map // *Store → URL
-	openURL := func(t *testing.T, u string) *Store {
+	openURL := func(t *testing.T, u string, opts Options) *Store {
 		t.Helper()
-		s, err := OpenWith(context.Background(), u, "", testOptions)
+		s, err := OpenWith(context.Background(), u, "", opts)
 		if err != nil {
 			t.Fatalf("open PostgreSQL store: %v", err)
 		}
@@ -169,14 +216,20 @@ func postgresHarness(base string) audittest.Harness {
 		return db
 	}
 	return audittest.Harness{
+		Dialect: "postgres",
 		Open: func(t *testing.T) audittest.Store {
-			s := openURL(t, pgSchema(t, base))
+			s := openURL(t, pgSchema(t, base), testOptions)
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		OpenClock: func(t *testing.T, now func() time.Time) audittest.Store {
+			opts := testOptions
+			opts.Now = now
+			return openURL(t, pgSchema(t, base), opts)
+		},
 		Reopen: func(t *testing.T, old audittest.Store) audittest.Store {
 			u, _ := urls.Load(old.(*Store))
-			return openURL(t, u.(string))
+			return openURL(t, u.(string), testOptions)
 		},
 		Purge: purgeFn,
 		Exec: func(t *testing.T, s audittest.Store, stmt string) error {
@@ -186,11 +239,32 @@ func postgresHarness(base string) audittest.Harness {
 		Tamper: func(t *testing.T, s audittest.Store, stmts ...string) {
 			t.Helper()
 			db := s.(*Store).db
-			all := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`}, stmts...)
+			all := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+				`ALTER TABLE audit_checkpoint DISABLE TRIGGER USER`, `ALTER TABLE audit_purged_leaf DISABLE TRIGGER USER`}, stmts...)
 			for _, stmt := range all {
 				if _, err := db.ExecContext(context.Background(), stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
+			}
+		},
+		Backdate: func(t *testing.T, s audittest.Store, through int64, at time.Time) {
+			t.Helper()
+			db := rawDB(t, s)
+			defer db.Close()
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			for _, stmt := range []string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+				`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+				`ALTER TABLE audit_log ENABLE TRIGGER USER`} {
+				if _, err := tx.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
 			}
 		},
 		Block: func(t *testing.T, s audittest.Store) func() {
@@ -605,5 +679,150 @@ func TestStoredTimeSortsAsTime(t *testing.T) {
 		if err != nil || !back.Equal(times[i]) {
 			t.Errorf("stored time %s parses to %v, %v", b, back, err)
 		}
+	}
+}
+
+// TestProofsVerifyWithTransparencyDev checks the inclusion and consistency
+// proofs of a real store (SQLite, and PostgreSQL when configured), across a
+// retention purge, with the transparency-dev verifier and the checkpoint
+// parser of transparency-dev/formats.
+func TestProofsVerifyWithTransparencyDev(t *testing.T) {
+	backends := map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store { s, _ := openTemp(t); return s },
+		"postgres": func(t *testing.T) *Store {
+			s, err := OpenWith(context.Background(), pgSchema(t, postgresURL(t)), "", testOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			old := time.Now().UTC().AddDate(-2, 0, 0)
+			var entries []audit.Entry
+			for i := range 13 {
+				e := entry(i)
+				if i < 4 {
+					e.Time = old.Add(time.Duration(i) * time.Second)
+				}
+				got, err := s.Append(ctx, e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, got)
+			}
+			signer := audittest.Signer()
+			nv, err := note.NewVerifier(signer.Verifier().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := audit.NewLog(s)
+			first, err := log.Checkpoint(ctx, signer.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Purge the first four entries (committed long ago).
+			audittestBackdate(t, s, 4, old)
+			if res, err := s.Purge(ctx, time.Now().AddDate(-1, 0, -1)); err != nil || res.Removed != 4 {
+				t.Fatalf("Purge = %+v, %v", res, err)
+			}
+			for i := 13; i < 20; i++ {
+				got, err := s.Append(ctx, entry(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, got)
+			}
+			cur, err := log.Checkpoint(ctx, signer.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, err := signer.SignCheckpoint(cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, _, _, err := tdlog.ParseCheckpoint(msg, signer.Name(), nv)
+			if err != nil {
+				t.Fatalf("transparency-dev rejects the checkpoint: %v", err)
+			}
+			if parsed.Size != 20 {
+				t.Fatalf("checkpoint size %d, want 20", parsed.Size)
+			}
+			hasher := rfc6962.DefaultHasher
+			for _, e := range entries {
+				p, err := log.InclusionProof(ctx, e.Sequence, cur.Size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leaf, _ := audit.LeafHash(e.EntryHash)
+				if err := proof.VerifyInclusion(hasher, uint64(e.Sequence-1), parsed.Size, leaf[:], hashBytes(p), parsed.Hash); err != nil {
+					t.Errorf("transparency-dev rejects the inclusion proof of entry %d: %v", e.Sequence, err)
+				}
+			}
+			p, err := log.ConsistencyProof(ctx, first.Size, cur.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proof.VerifyConsistency(hasher, first.Size, cur.Size, hashBytes(p), first.Root[:], parsed.Hash); err != nil {
+				t.Errorf("transparency-dev rejects the consistency proof %d→%d: %v", first.Size, cur.Size, err)
+			}
+			// The retention checkpoint is itself a checkpoint of the log.
+			rc, ok, err := s.LatestCheckpoint(ctx)
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			rcp, _, _, err := tdlog.ParseCheckpoint(rc.Note, signer.Name(), nv)
+			if err != nil || rcp.Size != 4 {
+				t.Fatalf("transparency-dev reads the retention checkpoint as %+v, %v", rcp, err)
+			}
+			p, err = log.ConsistencyProof(ctx, 4, cur.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proof.VerifyConsistency(hasher, 4, cur.Size, hashBytes(p), rcp.Hash, parsed.Hash); err != nil {
+				t.Errorf("the retention checkpoint is not a prefix of the log: %v", err)
+			}
+			if _, err := audit.VerifyLog(ctx, s, audit.VerifyOptions{Key: signer.Verifier(), Kept: [][]byte{msg}}); err != nil {
+				t.Errorf("VerifyLog: %v", err)
+			}
+		})
+	}
+}
+
+func hashBytes(hs []tlog.Hash) [][]byte {
+	out := make([][]byte, len(hs))
+	for i := range hs {
+		out[i] = hs[i][:]
+	}
+	return out
+}
+
+// audittestBackdate sets committed_at of the entries up to through, with
+// the UPDATE guard lifted for the statement (the harness's Backdate).
+func audittestBackdate(t *testing.T, s *Store, through int64, at time.Time) {
+	t.Helper()
+	if s.Backend() == "sqlite" {
+		sqliteHarness().Backdate(t, s, through, at)
+		return
+	}
+	ctx := context.Background()
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range []string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+		`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+		`ALTER TABLE audit_log ENABLE TRIGGER USER`} {
+		if _, err := tx.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }

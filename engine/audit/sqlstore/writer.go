@@ -200,8 +200,13 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) ([]audit.Entry, 
 		out[i] = e
 		args = append(args, insertArgs(e)...)
 	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ") + ")"
-	query := `INSERT INTO audit_log (` + insertColumns + `) VALUES ` +
+	cols, row := insertColumns, "("+strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ")
+	if s.d.committedAt != "" {
+		cols += ", committed_at"
+		row += ", " + s.d.committedAt
+	}
+	row += ")"
+	query := `INSERT INTO audit_log (` + cols + `) VALUES ` +
 		strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
 	if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
 		return nil, fmt.Errorf("insert: %w", err)
