@@ -162,6 +162,11 @@ type serveConfig struct {
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
+	// The transparency log: the signing key file, the witness file and
+	// how often a checkpoint is signed.
+	logKeyFile         string
+	witnessFile        string
+	checkpointInterval time.Duration
 }
 
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
@@ -217,6 +222,15 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
 	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
 		return cfg, err
+	}
+	cfg.logKeyFile, cfg.witnessFile = logKeyPath(cfg.dataDir), witnessPath(cfg.dataDir)
+	cfg.checkpointInterval = defaultCheckpointInterval
+	if v := envOr("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return cfg, usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %q", v)
+		}
+		cfg.checkpointInterval = d
 	}
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
@@ -274,7 +288,9 @@ type server struct {
 	handler http.Handler
 	router  *mux.Router
 	store   *sqlstore.Store
-	metrics *httpx.Metrics
+	// checkpoints signs and publishes the audit log's checkpoints.
+	checkpoints *checkpointer
+	metrics     *httpx.Metrics
 	kb      *engine.Knowledge
 	devMode bool
 	closers []func()
@@ -320,7 +336,12 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	s.metrics.SetKnowledge(s.kb.Version.Label, s.kb.Version.Digest)
 	s.metrics.SetBuild(pgxapi.EngineVersion, pgxapi.APIVersion)
 
+	signer, err := loadLogKey(cfg.logKeyFile, true)
+	if err != nil {
+		return nil, err
+	}
 	storeOpts := sqlstore.Options{
+		Signer:       signer,
 		OmitPayloads: !cfg.auditPayloads,
 		NoMigrate:    !cfg.autoMigrate,
 		OnCommit: func(st sqlstore.CommitStats) {
@@ -339,6 +360,11 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 			log.Error("closing the audit store", zap.Error(err))
 		}
 	})
+
+	s.checkpoints = newCheckpointer(s.store, signer, cfg.witnessFile, log.Named("transparency"))
+	// A log inconsistent with its witness is reported (log, /readyz) but
+	// does not stop the service: answers are still audited durably.
+	_ = s.checkpoints.publish(ctx)
 
 	verifier, err := newVerifier(ctx, cfg, log, o.now)
 	if err != nil {
@@ -386,6 +412,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		return nil, err
 	}
 	cds.Register(router)
+	pgxapi.RegisterTransparency(router, s.checkpoints)
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
 
 	s.handler = httpx.Chain(router, httpx.Options{
@@ -530,6 +557,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		runRetention(retentionCtx, srvState.store, time.Duration(cfg.retentionDays)*24*time.Hour,
 			purgeFirstDelay, purgeInterval, time.Now, log.Named("retention"), srvState.metrics)
 	}()
+	retentionDone.Add(1)
+	go func() {
+		defer retentionDone.Done()
+		srvState.checkpoints.run(retentionCtx, cfg.checkpointInterval)
+	}()
 	defer func() {
 		stopRetention()
 		retentionDone.Wait()
@@ -557,6 +589,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		zap.String("knowledge_version", srvState.kb.Version.Label),
 		zap.String("audit_backend", srvState.store.Backend()),
 		zap.String("audit_location", srvState.store.Location()),
+		zap.String("audit_log_origin", srvState.checkpoints.signer.Name()),
+		zap.String("audit_log_key", srvState.checkpoints.signer.Verifier().String()),
 		zap.Bool("audit_payloads", cfg.auditPayloads),
 		zap.String("auth_mode", mode),
 		zap.Bool("rate_limit_redis", cfg.redisURL != ""),
@@ -587,6 +621,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	stopRetention()
 	retentionDone.Wait()
+	// Every answered request is in the log: sign its final checkpoint.
+	_ = srvState.checkpoints.publish(shutdownCtx)
 	srvState.close()
 	srvState.closers = nil
 	log.Info("stopped")
