@@ -267,5 +267,3 @@ func runAuditVerifyProof(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-

@@ -291,9 +291,9 @@ type server struct {
 	// checkpoints signs and publishes the audit log's checkpoints.
 	checkpoints *checkpointer
 	metrics     *httpx.Metrics
-	kb      *engine.Knowledge
-	devMode bool
-	closers []func()
+	kb          *engine.Knowledge
+	devMode     bool
+	closers     []func()
 }
 
 // serverOptions are the parts of newServer that tests and benchmarks
