@@ -170,10 +170,11 @@ var postgresDialect = dialect{
 	driver:     "pgx",
 	bindType:   sqlx.DOLLAR,
 	migrations: "migrations/postgres",
-	// EXCLUSIVE conflicts with itself and with INSERT/DELETE but not with
-	// plain SELECT: appenders and purges of every replica queue here,
-	// readers (verify, export) do not.
-	lockForWrite: `LOCK TABLE audit_log IN EXCLUSIVE MODE`,
+	// A transaction-scoped advisory lock serialises appenders and purges
+	// of every replica; readers (verify, export) do not take it. Unlike
+	// LOCK TABLE ... EXCLUSIVE it needs no UPDATE or DELETE privilege, so
+	// the service role keeps INSERT and SELECT only.
+	lockForWrite: `SELECT pg_advisory_xact_lock(7262731205140330)`,
 	// A transaction-scoped advisory lock serialises the migrations of
 	// replicas starting at the same time. The key is arbitrary and fixed.
 	lockForMigrate: `SELECT pg_advisory_xact_lock(7262731205140329)`,

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -193,19 +194,64 @@ func pgSchema(t *testing.T, base string) string {
 	return pu.String()
 }
 
+// appUserEnv names the least-privilege role the PostgreSQL tests run the
+// store as (.ci/run sets it to pgxsafety_app). Unset, the store connects
+// as the user of PGXSAFETY_TEST_DATABASE_URL.
+const appUserEnv = "PGXSAFETY_TEST_DATABASE_APP_USER"
+
+// appGrants are the privileges of the service role, exactly as
+// docs/operations.md documents them: INSERT and SELECT, nothing else.
+const appGrants = `GRANT USAGE ON SCHEMA %[1]s TO %[2]s;
+GRANT SELECT, INSERT ON %[1]s.audit_log, %[1]s.audit_checkpoint, %[1]s.audit_purged_leaf TO %[2]s;
+GRANT SELECT ON %[1]s.schema_migrations TO %[2]s`
+
+// serviceURL migrates the schema of ownerURL as its owner and, when
+// PGXSAFETY_TEST_DATABASE_APP_USER is set, grants the service role its
+// privileges and returns a URL connecting as that role with NoMigrate set,
+// as "pgxsafety migrate" then "serve" would.
+func serviceURL(t *testing.T, ownerURL string, opts Options) (string, Options) {
+	t.Helper()
+	app := os.Getenv(appUserEnv)
+	if app == "" {
+		return ownerURL, opts
+	}
+	if _, err := MigrateDatabase(context.Background(), ownerURL, "", Options{}); err != nil {
+		t.Fatalf("migrate as the owner: %v", err)
+	}
+	pu, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := pu.Query().Get("search_path")
+	db, err := sql.Open("pgx", ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf(appGrants, schema, app)); err != nil {
+		t.Fatalf("grant the service role: %v", err)
+	}
+	pu.User = url.User(app)
+	opts.NoMigrate = true
+	return pu.String(), opts
+}
+
 // postgresHarness runs the conformance suite against fresh schemas of the
-// PostgreSQL test database.
+// PostgreSQL test database, the store connecting as the least-privilege
+// service role when PGXSAFETY_TEST_DATABASE_APP_USER is set.
 func postgresHarness(base string) audittest.Harness {
-	var urls sync.Map // *Store → URL
-	openURL := func(t *testing.T, u string, opts Options) *Store {
+	var urls sync.Map // *Store → the owner's URL of its schema
+	openURL := func(t *testing.T, ownerURL string, opts Options) *Store {
 		t.Helper()
-		s, err := OpenWith(context.Background(), u, "", opts)
+		u, o := serviceURL(t, ownerURL, opts)
+		s, err := OpenWith(context.Background(), u, "", o)
 		if err != nil {
 			t.Fatalf("open PostgreSQL store: %v", err)
 		}
-		urls.Store(s, u)
+		urls.Store(s, ownerURL)
 		return s
 	}
+	// rawDB connects as the schema's owner (DDL and every DML right).
 	rawDB := func(t *testing.T, s audittest.Store) *sql.DB {
 		t.Helper()
 		u, _ := urls.Load(s.(*Store))
@@ -231,14 +277,33 @@ func postgresHarness(base string) audittest.Harness {
 			u, _ := urls.Load(old.(*Store))
 			return openURL(t, u.(string), testOptions)
 		},
-		Purge: purgeFn,
+		// The purge needs DELETE, which the service role lacks: it runs
+		// as the owner, as "pgxsafety audit purge" does (docs/operations.md).
+		Purge: func(t *testing.T, s audittest.Store, cutoff time.Time) (int64, error) {
+			u, _ := urls.Load(s.(*Store))
+			opts := testOptions
+			opts.NoMigrate = true
+			opts.Now = s.(*Store).opts.Now
+			owner, err := OpenWith(context.Background(), u.(string), "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer owner.Close()
+			res, err := owner.Purge(context.Background(), cutoff)
+			return res.Removed, err
+		},
+		// Exec runs as the owner: the triggers must stop even a client
+		// with every DML right.
 		Exec: func(t *testing.T, s audittest.Store, stmt string) error {
-			_, err := s.(*Store).db.ExecContext(context.Background(), stmt)
+			db := rawDB(t, s)
+			defer db.Close()
+			_, err := db.ExecContext(context.Background(), stmt)
 			return err
 		},
 		Tamper: func(t *testing.T, s audittest.Store, stmts ...string) {
 			t.Helper()
-			db := s.(*Store).db
+			db := rawDB(t, s)
+			defer db.Close()
 			all := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
 				`ALTER TABLE audit_checkpoint DISABLE TRIGGER USER`, `ALTER TABLE audit_purged_leaf DISABLE TRIGGER USER`}, stmts...)
 			for _, stmt := range all {
@@ -824,5 +889,47 @@ func audittestBackdate(t *testing.T, s *Store, through int64, at time.Time) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPostgresServiceRoleIsLeastPrivilege checks that the service role of
+// docs/operations.md appends and reads but can change nothing else: no
+// UPDATE, DELETE, TRUNCATE, trigger or table change.
+func TestPostgresServiceRoleIsLeastPrivilege(t *testing.T) {
+	base := postgresURL(t)
+	if os.Getenv(appUserEnv) == "" {
+		t.Skip(appUserEnv + " is not set: the PostgreSQL tests connect as the database owner (.ci/run sets it)")
+	}
+	ownerURL := pgSchema(t, base)
+	u, opts := serviceURL(t, ownerURL, testOptions)
+	s, err := OpenWith(context.Background(), u, "", opts)
+	if err != nil {
+		t.Fatalf("the service role cannot open the store: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Append(context.Background(), entry(0)); err != nil {
+		t.Fatalf("the service role cannot append: %v", err)
+	}
+	for _, stmt := range []string{
+		`UPDATE audit_log SET endpoint = 'x'`,
+		`DELETE FROM audit_log`,
+		`TRUNCATE audit_log`,
+		`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+		`DROP TRIGGER audit_log_no_update ON audit_log`,
+		`INSERT INTO audit_purged_leaf (seq, entry_hash) VALUES (1, 'x')`,
+		`CREATE TABLE audit_shadow (x int)`,
+	} {
+		_, err := s.db.Exec(stmt)
+		if err == nil {
+			t.Errorf("the service role ran %s", stmt)
+			continue
+		}
+		if !strings.Contains(err.Error(), "permission denied") && !strings.Contains(err.Error(), "must be owner") &&
+			!strings.Contains(err.Error(), "audit_purged_leaf:") {
+			t.Errorf("%s: %v, want a privilege error", stmt, err)
+		}
+	}
+	if _, err := s.Purge(context.Background(), time.Now().AddDate(-2, 0, 0)); err != nil {
+		t.Errorf("a purge with nothing expired needs no DELETE: %v", err)
 	}
 }
