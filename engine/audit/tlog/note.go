@@ -61,9 +61,9 @@ func ParseCheckpoint(text []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("%w: checkpoint size %q is not a decimal number", ErrFormat, lines[1])
 	}
 	c.Size = size
-	root, err := base64.StdEncoding.DecodeString(lines[2])
+	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
 	if err != nil || len(root) != HashSize {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint root is not a base64 SHA-256 hash", ErrFormat)
+		return Checkpoint{}, fmt.Errorf("%w: checkpoint root is not a canonical base64 SHA-256 hash", ErrFormat)
 	}
 	copy(c.Root[:], root)
 	for _, e := range lines[3:] {
