@@ -47,6 +47,7 @@ func newFullServer(t *testing.T) fullServer {
 	svc := service.New(kb, store, fixedClock)
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
+	pgxapi.RegisterTransparency(r, newTestTransparency(store))
 	fb, err := sqlstore.OpenFeedback(ctx, "", dir)
 	if err != nil {
 		t.Fatalf("open feedback store: %v", err)

@@ -410,10 +410,21 @@ func TestCheckFailsClosedAndRecovers(t *testing.T) {
 					t.Errorf("503 body carries %q", advice)
 				}
 			}
+			// Readiness reflects the failed commit, not only reachability.
+			if rec := request(t, s.handler, http.MethodGet, "/readyz", "", ""); rec.Code != http.StatusServiceUnavailable ||
+				!strings.Contains(rec.Body.String(), "not accepting entries") {
+				t.Errorf("/readyz after a failed commit: %d %s, want 503 naming it", rec.Code, rec.Body)
+			}
+			if rec := request(t, s.handler, http.MethodGet, "/pgx/status", "", ""); !strings.Contains(rec.Body.String(), `"accepting_entries":false`) {
+				t.Errorf("/pgx/status after a failed commit: %s", rec.Body)
+			}
 			release()
 			rec = request(t, s.handler, http.MethodPost, "/pgx/check", tok, checkBody)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("after the database returned: %d %s", rec.Code, rec.Body)
+			}
+			if rec := request(t, s.handler, http.MethodGet, "/readyz", "", ""); rec.Code != http.StatusOK {
+				t.Errorf("/readyz after a commit succeeded again: %d %s", rec.Code, rec.Body)
 			}
 			sum, err := audit.VerifyChain(context.Background(), s.store)
 			if err != nil || sum.Entries != 2 {

@@ -49,7 +49,11 @@ var ErrNoSigner = errors.New("purge needs the audit log signing key")
 // early; the database triggers enforce the same floor with the database's
 // clock. Entries are removed as a prefix of the chain, so an entry older
 // than cutoff that follows a younger one waits for the next purge.
-func (s *Store) Purge(ctx context.Context, cutoff time.Time) (PurgeResult, error) {
+func (s *Store) Purge(ctx context.Context, cutoff time.Time) (_ PurgeResult, err error) {
+	if err := s.faulted(); err != nil {
+		return PurgeResult{}, err
+	}
+	defer s.guard(&err)()
 	now := s.opts.Now()
 	if cutoff.After(now.Add(-MinRetention)) {
 		return PurgeResult{}, fmt.Errorf("%w: cutoff %s is later than %s (retention %d days)",

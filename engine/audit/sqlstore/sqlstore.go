@@ -198,6 +198,8 @@ type Store struct {
 	closed    bool
 	closeOnce sync.Once
 	closeErr  error
+
+	health health
 }
 
 var (
@@ -414,7 +416,11 @@ func (s *Store) Backend() string { return s.d.name }
 func (s *Store) Location() string { return s.location }
 
 // Ping reports whether the database answers and its schema is current.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	if err := s.faulted(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("audit store: %w", redactErr(err))
 	}
@@ -431,7 +437,15 @@ func (s *Store) Close() error {
 		close(s.queue)
 		s.closeMu.Unlock()
 		<-s.stopped
-		s.closeErr = s.db.Close()
+		if s.faulted() != nil {
+			// The connections may be inside a broken mapping: leave them
+			// to the process's exit.
+			return
+		}
+		func() {
+			defer s.guard(&s.closeErr)()
+			s.closeErr = s.db.Close()
+		}()
 	})
 	return s.closeErr
 }

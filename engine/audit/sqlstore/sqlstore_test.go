@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -931,5 +932,75 @@ func TestPostgresServiceRoleIsLeastPrivilege(t *testing.T) {
 	}
 	if _, err := s.Purge(context.Background(), time.Now().AddDate(-2, 0, 0)); err != nil {
 		t.Errorf("a purge with nothing expired needs no DELETE: %v", err)
+	}
+}
+
+// TestImmutableFilesFailClosedWithoutCrashing makes the SQLite files
+// immutable under a running store (chattr +i), which makes touching
+// SQLite's memory-mapped WAL index raise SIGBUS. The store must turn that
+// into errors (503s for clients) and report itself unhealthy, not kill the
+// process.
+func TestImmutableFilesFailClosedWithoutCrashing(t *testing.T) {
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skip("chattr is not installed: cannot make the files immutable")
+	}
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.Append(ctx, entry(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Health(ctx); err != nil {
+		t.Fatalf("Health of a working store: %v", err)
+	}
+	// Another connection keeps the WAL index (-shm) in place; every call
+	// of the store below opens a fresh connection, as a busy server does.
+	holder, err := sql.Open("sqlite", s.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := holder.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed after the files are writable again (cleanups run last
+	// first): closing a connection checkpoints the WAL.
+	t.Cleanup(func() { conn.Close(); holder.Close() })
+	if _, err := conn.ExecContext(ctx, `SELECT COUNT(*) FROM audit_log`); err != nil {
+		t.Fatal(err)
+	}
+	s.db.SetMaxIdleConns(0)
+	files := []string{s.Location(), s.Location() + "-wal", s.Location() + "-shm"}
+	t.Cleanup(func() {
+		if out, err := exec.Command(chattr, append([]string{"-i"}, files...)...).CombinedOutput(); err != nil {
+			t.Errorf("chattr -i: %v %s", err, out)
+		}
+	})
+	if out, err := exec.Command(chattr, append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i is not permitted here (needs CAP_LINUX_IMMUTABLE and a file system that supports it): %v %s", err, out)
+	}
+	// Readers on several connections at once, as under load.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.Entries(ctx, 0, func(audit.Entry) error { return nil })
+			_ = s.Ping(ctx)
+		}()
+	}
+	wg.Wait()
+	for i := range 3 {
+		_, err := s.Append(ctx, entry(i+1))
+		t.Logf("append %d: %v", i, err)
+		if !errors.Is(err, audit.ErrUnavailable) {
+			t.Errorf("Append to immutable files = %v, want an error wrapping audit.ErrUnavailable", err)
+		}
+	}
+	if err := s.Health(ctx); err == nil {
+		t.Error("Health after failed commits = nil, want an error")
+	}
+	if _, err := s.Entry(ctx, "aud_x"); err == nil {
+		t.Error("Entry after a storage fault succeeded")
 	}
 }
