@@ -5,6 +5,7 @@
 package pgxapi
 
 import (
+	"errors"
 	"context"
 	"net/http"
 	"strings"
@@ -75,7 +76,19 @@ type Config struct {
 	// BatchCSVMaxRows is the most data rows POST /pgx/batch_csv accepts;
 	// zero means DefaultBatchCSVMaxRows.
 	BatchCSVMaxRows int
+	// Stopping, when set, is closed shortly before the server's shutdown
+	// grace ends: a CSV batch still running stops releasing rows and, when
+	// it streams NDJSON, ends with an error line (type shutting-down) the
+	// client can detect, instead of being cut without one.
+	Stopping <-chan struct{}
 }
+
+// TypeShuttingDown is the problem type of a batch cut by the server's
+// shutdown.
+const TypeShuttingDown = "urn:pgxsafety:problem:shutting-down"
+
+// errShuttingDown is the cause of a batch context canceled by shutdown.
+var errShuttingDown = errors.New("the server is shutting down")
 
 // Server serves the /pgx endpoints.
 type Server struct {

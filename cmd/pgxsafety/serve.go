@@ -43,6 +43,9 @@ const (
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second
+	// batchStopMargin is how long before the end of the shutdown grace
+	// running CSV batches are told to stop.
+	batchStopMargin = 2 * time.Second
 )
 
 // Audit retention (spec §8): entries are kept this long, and the purge
@@ -290,6 +293,9 @@ type server struct {
 	store   *sqlstore.Store
 	// checkpoints signs and publishes the audit log's checkpoints.
 	checkpoints *checkpointer
+	// stopping is closed shortly before the shutdown grace ends (CSV
+	// batches still streaming then end with an error line).
+	stopping chan struct{}
 	metrics     *httpx.Metrics
 	kb          *engine.Knowledge
 	devMode     bool
@@ -322,7 +328,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if o.now == nil {
 		o.now = time.Now
 	}
-	s := &server{metrics: httpx.NewMetrics(), devMode: cfg.oidc.devMode()}
+	s := &server{metrics: httpx.NewMetrics(), devMode: cfg.oidc.devMode(), stopping: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -395,7 +401,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// Surfaces. Authentication and rate limits are applied by httpx.Chain
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
-		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows}).Register(router)
+		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows, Stopping: s.stopping}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,
@@ -613,6 +619,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("shutting down", zap.Duration("grace", shutdownTimeout))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
+	// Two seconds before the grace ends, batches still streaming stop and
+	// end with an error line, so no client sees its stream cut silently.
+	stopBatches := time.AfterFunc(shutdownTimeout-batchStopMargin, func() { close(srvState.stopping) })
+	defer stopBatches.Stop()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
