@@ -5,8 +5,8 @@
 package pgxapi
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"

@@ -296,10 +296,10 @@ type server struct {
 	// stopping is closed shortly before the shutdown grace ends (CSV
 	// batches still streaming then end with an error line).
 	stopping chan struct{}
-	metrics     *httpx.Metrics
-	kb          *engine.Knowledge
-	devMode     bool
-	closers     []func()
+	metrics  *httpx.Metrics
+	kb       *engine.Knowledge
+	devMode  bool
+	closers  []func()
 }
 
 // serverOptions are the parts of newServer that tests and benchmarks
