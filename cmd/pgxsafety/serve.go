@@ -544,6 +544,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
 	defer func() { _ = log.Sync() }()
+	useZapForRedis(log)
 
 	opts := serverOptions{storeOptions: serveStoreOptions}
 	srvState, err := newServer(ctx, cfg, log, stderr, opts)
