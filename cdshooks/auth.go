@@ -152,6 +152,10 @@ type ReplayCache interface {
 	// Claim records key until the given time; it reports false when key
 	// is already recorded (a replay).
 	Claim(ctx context.Context, key string, until time.Time) (bool, error)
+	// Release forgets a key this process claimed, when the call that
+	// claimed it ended without an answer (a 5xx): the token was not used,
+	// so the client's retry with it is accepted.
+	Release(ctx context.Context, key string) error
 }
 
 // Authenticator verifies the JWTs CDS clients send (CDS Hooks 2.0 "Trusting
@@ -211,41 +215,50 @@ type claims struct {
 // URL called) and returns the caller. Failures are *AuthError (401), or
 // wrap ErrReplayCheck (503).
 func (a *Authenticator) Verify(ctx context.Context, authorization, audience string) (audit.Principal, error) {
+	p, _, err := a.VerifyClaim(ctx, authorization, audience)
+	return p, err
+}
+
+// VerifyClaim is Verify also returning release, which forgets the token's
+// jti claim: the caller calls it when the call ends without an answer for
+// a reason on the server's side, so that a jti is spent only when an
+// answer is given.
+func (a *Authenticator) VerifyClaim(ctx context.Context, authorization, audience string) (_ audit.Principal, release func(context.Context) error, _ error) {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(authorization), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return audit.Principal{}, authErr("an Authorization: Bearer token is required")
+		return audit.Principal{}, nil, authErr("an Authorization: Bearer token is required")
 	}
 	tok = strings.TrimSpace(tok)
 	if len(tok) > maxTokenBytes || !compactJWS.MatchString(tok) {
-		return audit.Principal{}, authErr("the token is not a compact JWS")
+		return audit.Principal{}, nil, authErr("the token is not a compact JWS")
 	}
 	msg, err := jws.Parse([]byte(tok))
 	if err != nil || len(msg.Signatures()) != 1 {
-		return audit.Principal{}, authErr("the token is not a compact JWS")
+		return audit.Principal{}, nil, authErr("the token is not a compact JWS")
 	}
 	hdr := msg.Signatures()[0].ProtectedHeaders()
 	alg := hdr.Algorithm()
 	if !strings.EqualFold(hdr.Type(), "JWT") {
-		return audit.Principal{}, authErr(`the header must carry typ "JWT"`)
+		return audit.Principal{}, nil, authErr(`the header must carry typ "JWT"`)
 	}
 	if hdr.KeyID() == "" {
-		return audit.Principal{}, authErr("the header must carry kid")
+		return audit.Principal{}, nil, authErr("the header must carry kid")
 	}
 	if len(hdr.Critical()) > 0 {
-		return audit.Principal{}, authErr("critical header parameters are not supported")
+		return audit.Principal{}, nil, authErr("critical header parameters are not supported")
 	}
 	// The payload is read before verification only to find the issuer;
 	// nothing else is trusted until the signature is checked.
 	var unverified claims
 	if err := json.Unmarshal(msg.Payload(), &unverified); err != nil || unverified.Iss == "" {
-		return audit.Principal{}, authErr("the payload has no iss")
+		return audit.Principal{}, nil, authErr("the payload has no iss")
 	}
 	c, ok := a.clients[unverified.Iss]
 	if !ok {
-		return audit.Principal{}, authErr("the issuer is not a trusted CDS client")
+		return audit.Principal{}, nil, authErr("the issuer is not a trusted CDS client")
 	}
 	if !c.algs[alg] {
-		return audit.Principal{}, authErr("algorithm %s is not accepted for this client", alg)
+		return audit.Principal{}, nil, authErr("algorithm %s is not accepted for this client", alg)
 	}
 	src := c.source()
 	if jku := hdr.JWKSetURL(); jku != "" {
@@ -256,41 +269,43 @@ func (a *Authenticator) Verify(ctx context.Context, authorization, audience stri
 			}
 		}
 		if !allowed {
-			return audit.Principal{}, authErr("the jku header names a key set that is not allowlisted for this client")
+			return audit.Principal{}, nil, authErr("the jku header names a key set that is not allowlisted for this client")
 		}
 		src = jku
 	}
 	key, err := a.key(ctx, c, src, hdr.KeyID())
 	if err != nil {
-		return audit.Principal{}, err
+		return audit.Principal{}, nil, err
 	}
 	if ka := key.Algorithm().String(); ka != "" && ka != alg.String() {
-		return audit.Principal{}, authErr("the key is for %s, the token says %s", ka, alg)
+		return audit.Principal{}, nil, authErr("the key is for %s, the token says %s", ka, alg)
 	}
 	if u := key.KeyUsage(); u != "" && u != "sig" {
-		return audit.Principal{}, authErr("the key is not a signing key")
+		return audit.Principal{}, nil, authErr("the key is not a signing key")
 	}
 	payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, key))
 	if err != nil {
-		return audit.Principal{}, authErr("the signature does not verify")
+		return audit.Principal{}, nil, authErr("the signature does not verify")
 	}
 	var cl claims
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	if err := dec.Decode(&cl); err != nil {
-		return audit.Principal{}, authErr("the payload is not a JSON object")
+		return audit.Principal{}, nil, authErr("the payload is not a JSON object")
 	}
 	if err := a.checkClaims(c, cl, audience); err != nil {
-		return audit.Principal{}, err
+		return audit.Principal{}, nil, err
 	}
 	exp, _ := seconds(cl.Exp)
 	fresh, err := a.replay.Claim(ctx, replayKey(cl.Iss, cl.Jti), exp.Add(ClockSkew))
 	if err != nil {
-		return audit.Principal{}, fmt.Errorf("%w: %v", ErrReplayCheck, err)
+		return audit.Principal{}, nil, fmt.Errorf("%w: %v", ErrReplayCheck, err)
 	}
 	if !fresh {
-		return audit.Principal{}, authErr("the token has been used before (jti replay)")
+		return audit.Principal{}, nil, authErr("the token has been used before (jti replay)")
 	}
+	claimed := replayKey(cl.Iss, cl.Jti)
+	release = func(ctx context.Context) error { return a.replay.Release(ctx, claimed) }
 	p := audit.Principal{Subject: cl.Sub, Issuer: cl.Iss}
 	if p.Subject == "" {
 		// CDS Hooks 2.0 does not require sub: the client is the caller.
@@ -299,7 +314,7 @@ func (a *Authenticator) Verify(ctx context.Context, authorization, audience stri
 	if cl.Tenant != "" {
 		p.Name = "tenant " + cl.Tenant
 	}
-	return p, nil
+	return p, release, nil
 }
 
 func (a *Authenticator) checkClaims(c *clientKeys, cl claims, audience string) error {
@@ -459,4 +474,12 @@ func (m *memoryReplay) Claim(_ context.Context, key string, until time.Time) (bo
 	}
 	m.seen[key] = until
 	return true, nil
+}
+
+// Release implements ReplayCache.
+func (m *memoryReplay) Release(_ context.Context, key string) error {
+	m.mu.Lock()
+	delete(m.seen, key)
+	m.mu.Unlock()
+	return nil
 }

@@ -286,3 +286,36 @@ func TestMemoryReplayExpiry(t *testing.T) {
 		t.Fatal("expired key still remembered")
 	}
 }
+
+// TestRedisReplayRelease: a released claim can be claimed again; a claim
+// is refused while held. Needs PGXSAFETY_TEST_REDIS_URL.
+func TestRedisReplayRelease(t *testing.T) {
+	url := os.Getenv("PGXSAFETY_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("PGXSAFETY_TEST_REDIS_URL is not set; the shared Redis replay cache is not tested")
+	}
+	rdb, err := redisstore.NewClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("Redis at PGXSAFETY_TEST_REDIS_URL is set but unreachable: %v", err)
+	}
+	c := redisstore.NewReplayCache(rdb, time.Now)
+	key := "test-release-" + newJTI()
+	until := time.Now().Add(time.Minute)
+	for i, want := range []bool{true, false} {
+		if ok, err := c.Claim(ctx, key, until); err != nil || ok != want {
+			t.Fatalf("claim %d = %v, %v; want %v", i, ok, err, want)
+		}
+	}
+	if err := c.Release(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Claim(ctx, key, until); err != nil || !ok {
+		t.Errorf("claim after release = %v, %v; want true", ok, err)
+	}
+	_ = c.Release(ctx, key)
+}

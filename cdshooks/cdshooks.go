@@ -210,11 +210,11 @@ var devPrincipalSubject = "unauthenticated-dev-client"
 func (s *Server) authenticate(r *http.Request) (principalResult, error) {
 	authz := r.Header.Get("Authorization")
 	if s.auth != nil && (authz != "" || !s.cfg.DevUnauthenticated) {
-		p, err := s.auth.Verify(r.Context(), authz, s.audience(r))
+		p, release, err := s.auth.VerifyClaim(r.Context(), authz, s.audience(r))
 		if err != nil {
 			return principalResult{}, authProblem(err)
 		}
-		return principalResult{p: p}, nil
+		return principalResult{p: p, release: release}, nil
 	}
 	if s.cfg.DevUnauthenticated && loopbackRemote(r.RemoteAddr) {
 		httpx.Logger(r.Context()).Warn("CDS Hooks call accepted WITHOUT authentication (development switch)", zap.String("switch", EnvDevUnauthenticated))

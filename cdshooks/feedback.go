@@ -25,7 +25,7 @@ const (
 // each item is stored once, keyed by card uuid, outcome and outcome time;
 // the post is written to the audit log in the same step (nothing is stored
 // that is not audited). Answer: 200 with the counts.
-func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) (err error) {
 	id := mux.Vars(r)["id"]
 	if _, ok := s.services[id]; !ok {
 		return &httpx.Error{Status: http.StatusNotFound, Type: TypeCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
@@ -34,6 +34,7 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	defer func() { releaseUnanswered(r.Context(), caller, err) }()
 	var in feedbackRequest
 	if err := httpx.DecodeJSONExtensible(w, r, &in, FeedbackBodyLimit); err != nil {
 		return err

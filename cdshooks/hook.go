@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
@@ -31,6 +32,23 @@ const ExtensionShownCards = "org.pgxsafety.shown-cards"
 type principalResult struct {
 	p   audit.Principal
 	dev bool
+	// release forgets the token's jti claim (nil when none was made).
+	release func(context.Context) error
+}
+
+// releaseUnanswered forgets the caller's jti claim when the call ends with
+// err and no answer for a reason on the server's side (5xx: the audit log,
+// the replay cache, the FHIR server), so the client's retry with the same
+// token is accepted. A 4xx is an answer: the token stays spent.
+func releaseUnanswered(ctx context.Context, caller principalResult, err error) {
+	if err == nil || caller.release == nil || httpx.ProblemFor(err).Status < 500 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if rerr := caller.release(rctx); rerr != nil {
+		httpx.Logger(ctx).Warn("CDS call failed and its token's jti could not be released: the client's retry will be refused as a replay", zap.Error(rerr))
+	}
 }
 
 func (pr principalResult) principal() audit.Principal {
@@ -59,7 +77,7 @@ type hookCall struct {
 // endpoint names the call in audit entries.
 func endpoint(path string) string { return "POST " + path }
 
-func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) hook(w http.ResponseWriter, r *http.Request) (err error) {
 	id := mux.Vars(r)["id"]
 	svc, ok := s.services[id]
 	if !ok {
@@ -69,6 +87,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	defer func() { releaseUnanswered(r.Context(), caller, err) }()
 	var in hookRequest
 	if err := httpx.DecodeJSONExtensible(w, r, &in, HookBodyLimit); err != nil {
 		return err

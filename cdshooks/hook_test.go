@@ -2,18 +2,23 @@ package cdshooks_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/internal/cdsvalidate"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 )
 
 // golden compares got with testdata/cds/golden/<name>.json (rewritten with
@@ -416,4 +421,54 @@ func TestHookDuplicateKeyRefused(t *testing.T) {
 	}
 	ext := append([]byte(`{"extension":{"com.example":1},`), body[bytes.IndexByte(body, '{')+1:]...)
 	decodeResponse(t, e.post(selectPath, ext, &token{}))
+}
+
+// flakyAppender fails while down is set (the audit log unavailable) and
+// appends to the real store otherwise.
+type flakyAppender struct {
+	store *sqlstore.Store
+	down  *atomic.Bool
+}
+
+func (f flakyAppender) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
+	if f.down.Load() {
+		return audit.Entry{}, fmt.Errorf("%w: disk full", audit.ErrUnavailable)
+	}
+	return f.store.Append(ctx, e)
+}
+
+// TestJTISpentOnlyWhenAnswered: a hook call refused with 503 (audit log
+// down) gave no answer, so its token's jti is released and the EHR's retry
+// with the same token is answered; once answered, the token is spent. A
+// call refused with 4xx (a malformed body) is an answer: its token stays
+// spent.
+func TestJTISpentOnlyWhenAnswered(t *testing.T) {
+	dir := t.TempDir()
+	store, err := sqlstore.Open(context.Background(), "", filepath.Join(dir, "audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	down := &atomic.Bool{}
+	e := newEnvWith(t, dir, flakyAppender{store: store, down: down})
+	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	path := "/cds-services/" + serviceFor(t, body)
+	tok := token{}.sign(t, path)
+	call := func(b []byte) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		return rec
+	}
+	down.Store(true)
+	problemOf(t, call(body), http.StatusServiceUnavailable)
+	down.Store(false)
+	decodeResponse(t, call(body)) // the retry with the same token is answered
+	problemOf(t, call(body), http.StatusUnauthorized)
+
+	tok = token{}.sign(t, path)
+	problemOf(t, call([]byte(`{"hook":`)), http.StatusBadRequest)
+	problemOf(t, call(body), http.StatusUnauthorized)
 }

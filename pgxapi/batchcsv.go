@@ -273,7 +273,19 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	// Rows read before a problem (the row limit, a broken upload, a
 	// refused rate-limit charge) are still released, in order; a release
 	// failure (the audit log, the client gone) is the batch's failure.
-	stats, err := b.batch.Run(ctx, in, b.admit, b.release)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if stopping := s.cfg.Stopping; stopping != nil {
+		go func() {
+			select {
+			case <-stopping:
+				stopRun(errShuttingDown)
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	b.runCtx = runCtx
+	stats, err := b.batch.Run(runCtx, in, b.admit, b.release)
 	b.batch.SetFile(in.n, hex.EncodeToString(in.h.Sum(nil)))
 	if err != nil {
 		return b.fail(stats, batchProblem(err, maxBytes))
@@ -295,6 +307,7 @@ type csvBatch struct {
 	s      *Server
 	r      *http.Request
 	ctx    context.Context
+	runCtx context.Context // ctx, canceled with errShuttingDown at shutdown
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	call   service.Call
@@ -466,6 +479,11 @@ type ndjsonError struct {
 // returned (and written by httpx.Handle); once NDJSON lines have gone out,
 // the problem becomes the last line and no summary follows.
 func (b *csvBatch) fail(st labcsv.Stats, err error) error {
+	if b.runCtx != nil && errors.Is(context.Cause(b.runCtx), errShuttingDown) && b.ctx.Err() == nil {
+		err = &httpx.Error{Status: http.StatusServiceUnavailable, Type: TypeShuttingDown,
+			Detail: fmt.Sprintf("the server is shutting down; rows after row %d were not released and no summary follows: resubmit them", b.released),
+			Err:    errShuttingDown} // not the context error: that would read as the client gone
+	}
 	var gone *clientGone
 	if errors.As(err, &gone) || errors.Is(err, context.Canceled) {
 		httpx.Logger(b.ctx).Info("batch_csv: client gone", zap.Int("rows_released", b.released), zap.Error(err))

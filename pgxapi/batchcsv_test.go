@@ -767,3 +767,91 @@ func TestBatchCSVTwoFileParts(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchCSVStreamCutByShutdownEndsWithErrorLine starts an NDJSON batch
+// over a real connection, lets rows come back, then signals shutdown while
+// the upload is still going: the stream must end with an error line of
+// type shutting-down naming how many rows were released, so the client
+// can tell the cut from a complete answer.
+func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
+	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	stopping := make(chan struct{})
+	srv := pgxapi.New(service.New(kb, store, fixedClock), store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60, Stopping: stopping})
+	r := httpx.NewRouter()
+	srv.Register(r)
+	hs := httptest.NewServer(httpx.Wrap(r, zap.NewNop()))
+	defer hs.Close()
+
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	req, err := http.NewRequest(http.MethodPost, hs.URL+"/pgx/batch_csv", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Accept", "application/x-ndjson")
+	rows := func(from, n int) []byte {
+		var b bytes.Buffer
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "clopidogrel,rs4244285,Tamil Nadu,,ACS,r%d\n", i)
+		}
+		return b.Bytes()
+	}
+	writeErr := make(chan error, 1)
+	more := make(chan struct{})
+	go func() {
+		part, err := mw.CreateFormFile("file", "lab.csv")
+		if err == nil {
+			_, err = part.Write(append([]byte(labcsv.Header+"\n"), rows(0, 600)...))
+		}
+		if err != nil {
+			writeErr <- err
+			pw.CloseWithError(err)
+			return
+		}
+		<-more // the rest of the upload comes after shutdown began
+		_, _ = part.Write(rows(600, 600))
+		_ = mw.Close()
+		writeErr <- pw.Close()
+	}()
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) == 1 {
+			close(stopping)
+			close(more)
+		}
+	}
+	if len(lines) < 2 {
+		t.Fatalf("got %d lines, want rows and a final error line", len(lines))
+	}
+	var last struct {
+		Kind         string `json:"kind"`
+		Type         string `json:"type"`
+		Status       int    `json:"status"`
+		RowsReleased int    `json:"rows_released"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if last.Kind != "error" || last.Type != pgxapi.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
+		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], pgxapi.TypeShuttingDown)
+	}
+	if last.RowsReleased != len(lines)-1 || last.RowsReleased >= 1200 {
+		t.Errorf("rows_released = %d with %d row lines before it", last.RowsReleased, len(lines)-1)
+	}
+}

@@ -85,6 +85,11 @@ type auditStatus struct {
 	Policy        string `json:"policy"`
 	RetentionDays int    `json:"retention_days"`
 	Reachable     bool   `json:"reachable"`
+	// AcceptingEntries is false while the last commit failed, after a
+	// storage fault, or when the disk is nearly full.
+	AcceptingEntries bool `json:"accepting_entries"`
+	// FreeBytes is the free space beside a SQLite log.
+	FreeBytes *uint64 `json:"free_bytes,omitempty"`
 }
 
 type groundingContract struct {
@@ -120,8 +125,14 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		// The store's location (a file path or database host) is logged at
 		// start-up, not published: this endpoint needs no token.
 		out.AuditLog.Backend = s.audit.Backend()
+		out.AuditLog.AcceptingEntries = out.AuditLog.Reachable && s.auditAccepting(r.Context())
+		if h, ok := s.audit.(AuditHealth); ok {
+			if free, ok := h.FreeBytes(); ok {
+				out.AuditLog.FreeBytes = &free
+			}
+		}
 	}
-	if !out.AuditLog.Reachable || !out.Engine.KnowledgeLoaded {
+	if !out.AuditLog.Reachable || !out.AuditLog.AcceptingEntries || !out.Engine.KnowledgeLoaded {
 		out.Status = "degraded"
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -47,6 +47,7 @@ func newFullServer(t *testing.T) fullServer {
 	svc := service.New(kb, store, fixedClock)
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
+	pgxapi.RegisterTransparency(r, newTestTransparency(store))
 	cds, err := cdshooks.New(svc, cdshooks.Config{Feedback: store.Feedback(), ListenAddr: "127.0.0.1:0"}, zap.NewNop())
 	if err != nil {
 		t.Fatalf("cdshooks: %v", err)

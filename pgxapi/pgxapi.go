@@ -6,6 +6,7 @@ package pgxapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -54,6 +55,16 @@ type AuditStore interface {
 	Location() string
 }
 
+// AuditHealth is implemented by stores that know more than whether they
+// answer: whether the last commit failed, whether storage faulted, whether
+// the disk is nearly full. /readyz and /pgx/status use it when present.
+type AuditHealth interface {
+	// Health is nil when the store can take appends.
+	Health(ctx context.Context) error
+	// FreeBytes is the free space beside the log, when known.
+	FreeBytes() (uint64, bool)
+}
+
 // Config holds the settings of the REST surface.
 type Config struct {
 	// RateLimitPerMinute is the per-user limit reported by /pgx/version;
@@ -68,7 +79,19 @@ type Config struct {
 	// VCFMaxBytes is the largest file POST /pgx/vcf accepts; zero means
 	// DefaultVCFMaxBytes.
 	VCFMaxBytes int64
+	// Stopping, when set, is closed shortly before the server's shutdown
+	// grace ends: a CSV batch still running stops releasing rows and, when
+	// it streams NDJSON, ends with an error line (type shutting-down) the
+	// client can detect, instead of being cut without one.
+	Stopping <-chan struct{}
 }
+
+// TypeShuttingDown is the problem type of a batch cut by the server's
+// shutdown.
+const TypeShuttingDown = "urn:pgxsafety:problem:shutting-down"
+
+// errShuttingDown is the cause of a batch context canceled by shutdown.
+var errShuttingDown = errors.New("the server is shutting down")
 
 // Server serves the /pgx endpoints.
 type Server struct {
@@ -283,12 +306,31 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if !s.auditReachable(r.Context()) {
 		out.Checks["audit_log"] = "unreachable"
 		out.Status, status = "not ready", http.StatusServiceUnavailable
+	} else if !s.auditAccepting(r.Context()) {
+		out.Checks["audit_log"] = "not accepting entries (last commit failed, storage fault or disk nearly full; see the log)"
+		out.Status, status = "not ready", http.StatusServiceUnavailable
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, status, out)
 }
 
 func (s *Server) knowledgeLoaded() bool { return s.kb != nil && len(s.kb.Drugs) > 0 }
+
+// auditAccepting reports the store's Health (true for stores that do not
+// implement AuditHealth and answer).
+func (s *Server) auditAccepting(ctx context.Context) bool {
+	h, ok := s.audit.(AuditHealth)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := h.Health(ctx); err != nil {
+		httpx.Logger(ctx).Warn("audit store not accepting entries", zap.Error(err))
+		return false
+	}
+	return true
+}
 
 func (s *Server) auditReachable(ctx context.Context) bool {
 	if s.audit == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,15 +13,22 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 )
 
-// runAudit dispatches "audit verify|purge|export".
+// runAudit dispatches "audit verify|purge|export|checkpoint|prove|verify-proof".
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return usageError("audit: want verify, purge or export")
+		return usageError("audit: want verify, purge, export, checkpoint, prove or verify-proof")
 	}
 	switch args[0] {
+	case "checkpoint":
+		return runAuditCheckpoint(ctx, args[1:], stdout, stderr)
+	case "prove":
+		return runAuditProve(ctx, args[1:], stdout, stderr)
+	case "verify-proof":
+		return runAuditVerifyProof(args[1:], stdout, stderr)
 	case "verify":
 		return runAuditVerify(ctx, args[1:], stdout, stderr)
 	case "purge":
@@ -29,7 +37,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAuditExport(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
-		return usageError("audit: unknown command %q (want verify, purge or export)", args[0])
+		return usageError("audit: unknown command %q (want verify, purge, export, checkpoint, prove or verify-proof)", args[0])
 	}
 }
 
@@ -46,38 +54,76 @@ func dataDirFlag(fs interface {
 	return fs.String("data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory (env PGXSAFETY_DATA_DIR)")
 }
 
+// verifierFor returns the verifier key given by --key, or else the one of
+// the log's key file (PGXSAFETY_AUDIT_KEY_FILE or the data directory): the
+// public key file beside it, or the private key.
+func verifierFor(keyFlag, dataDir string) (*tlog.Verifier, error) {
+	if keyFlag != "" {
+		return loadVerifierKey(keyFlag)
+	}
+	path := logKeyPath(dataDir)
+	if v, err := loadVerifierKey(path + ".pub"); err == nil {
+		return v, nil
+	}
+	s, err := loadLogKey(path, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Verifier(), nil
+}
+
 // runAuditVerify recomputes the whole chain (from the retention checkpoint,
-// if any) and exits non-zero naming the first broken sequence.
+// if any) and the Merkle tree, checks the retention checkpoint's signature
+// and every kept checkpoint, and exits non-zero naming what is wrong.
 func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit verify", stderr, "audit verify [--data-dir DIR]")
+	fs := newFlagSet("audit verify", stderr, "audit verify [--checkpoint FILE]... [--key VKEY|FILE] [--data-dir DIR]")
 	dataDir := dataDirFlag(fs)
+	var kept listFlag
+	fs.Var(&kept, "checkpoint", "a signed checkpoint kept outside the database (repeatable); the log must extend it")
+	keyFlag := fs.String("key", "", "the log's verifier key, or a file holding it (default: the key file of the data directory)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	var msgs [][]byte
+	for _, f := range kept {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("audit verify: %w", err)
+		}
+		msgs = append(msgs, b)
 	}
 	store, err := openExistingLog(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	sum, err := audit.VerifyChain(ctx, store)
+	key, err := verifierFor(*keyFlag, *dataDir)
 	if err != nil {
-		var ce *audit.ChainError
-		if errors.As(err, &ce) {
+		return err
+	}
+	sum, err := audit.VerifyLog(ctx, store, audit.VerifyOptions{Key: key, Kept: msgs})
+	if err != nil {
+		if errors.Is(err, audit.ErrChainBroken) || errors.Is(err, tlog.ErrSignature) || errors.Is(err, tlog.ErrFormat) {
 			return fmt.Errorf("audit verify: FAILED: %w", err)
 		}
 		return fmt.Errorf("audit verify: %w", err)
 	}
 	if cp := sum.Checkpoint; cp != nil {
-		fmt.Fprintf(stdout, "retention checkpoint: entries through sequence %d purged at %s (last purged entry %s, hash %s)\n",
+		fmt.Fprintf(stdout, "retention checkpoint (signed): entries through sequence %d purged at %s (last purged entry %s, hash %s)\n",
 			cp.ThroughSequence, cp.PurgedAt.Format(time.RFC3339), cp.ThroughTime.Format(time.RFC3339), cp.EntryHash)
 	}
 	if sum.Entries == 0 {
 		fmt.Fprintf(stdout, "audit log verified: no entries; head hash %s\n", sum.HeadHash)
-		return nil
+	} else {
+		fmt.Fprintf(stdout, "audit log verified: %d entries, sequences %d to %d; head hash %s\n",
+			sum.Entries, sum.FirstSequence, sum.LastSequence, sum.HeadHash)
 	}
-	fmt.Fprintf(stdout, "audit log verified: %d entries, sequences %d to %d; head hash %s\n",
-		sum.Entries, sum.FirstSequence, sum.LastSequence, sum.HeadHash)
-	fmt.Fprintln(stdout, "record the head sequence and hash outside the database: a later verify that does not reach them shows removed entries")
+	fmt.Fprintf(stdout, "merkle tree: %d leaves, root %s (log %s)\n", sum.Size, base64.StdEncoding.EncodeToString(sum.Root[:]), key.Name())
+	if len(kept) > 0 {
+		fmt.Fprintf(stdout, "the log extends each of the %d checkpoints given\n", len(kept))
+	} else {
+		fmt.Fprintln(stdout, "keep signed checkpoints outside the database (GET /pgx/audit/checkpoint, the witness file, \"audit checkpoint\") and pass them with --checkpoint: a log that removed or rewrote entries does not extend them")
+	}
 	return nil
 }
 
@@ -97,7 +143,12 @@ func runAuditPurge(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *days < defaultRetentionDays {
 		return usageError("audit purge: --retention-days must be at least %d, got %d", defaultRetentionDays, *days)
 	}
-	store, err := openExistingLog(ctx, *dataDir)
+	signer, err := loadLogKey(logKeyPath(*dataDir), false)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.OpenWith(ctx, databaseURLFromEnv(), *dataDir,
+		sqlstore.Options{NoMigrate: true, MustExist: true, Signer: signer})
 	if err != nil {
 		return err
 	}

@@ -88,6 +88,13 @@ func benchLoopback(b *testing.B, mode string, benchClients int) {
 		b.Fatal(err)
 	}
 	defer s.close()
+	// The transparency log runs as in serve, but signs a checkpoint every
+	// second (serve: every 10 s), each with its tree sync and witness
+	// consistency proof.
+	cpCtx, stopCheckpoints := context.WithCancel(context.Background())
+	cpDone := make(chan struct{})
+	go func() { s.checkpoints.run(cpCtx, time.Second); close(cpDone) }()
+	defer func() { stopCheckpoints(); <-cpDone }()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

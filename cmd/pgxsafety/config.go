@@ -128,6 +128,11 @@ type serveConfig struct {
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
+	// The transparency log: the signing key file, the witness file and
+	// how often a checkpoint is signed.
+	logKeyFile         string
+	witnessFile        string
+	checkpointInterval time.Duration
 }
 
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
@@ -185,6 +190,15 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 		return cfg, err
 	}
 	cfg.vcfMaxBytes = int64(vcfMax)
+	cfg.logKeyFile, cfg.witnessFile = logKeyPath(cfg.dataDir), witnessPath(cfg.dataDir)
+	cfg.checkpointInterval = defaultCheckpointInterval
+	if v := envOr("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return cfg, usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %q", v)
+		}
+		cfg.checkpointInterval = d
+	}
 	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
 	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
 		return cfg, err

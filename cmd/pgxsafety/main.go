@@ -48,12 +48,21 @@ Usage:
   pgxsafety token [--subject NAME] [--ttl 1h] [--data-dir DIR]
         Print a local development ID token that "serve" accepts when no
         PGXSAFETY_OIDC_ISSUER is configured (key kept in the data dir).
-  pgxsafety audit verify [--data-dir DIR]
-        Recompute the audit hash chain; exit status 1 naming the first
-        broken sequence.
+  pgxsafety audit verify [--checkpoint FILE]... [--key VKEY|FILE] [--data-dir DIR]
+        Recompute the audit hash chain and Merkle tree, check the signed
+        retention checkpoint and every checkpoint given (kept outside the
+        database); exit status 1 naming what does not match.
   pgxsafety audit purge [--retention-days 365] [--data-dir DIR]
-        Remove entries older than the retention period, leaving a
+        Remove entries older than the retention period, leaving a signed
         checkpoint so that verify still checks what remains.
+  pgxsafety audit checkpoint [--data-dir DIR]
+        Print a signed checkpoint of the audit log now.
+  pgxsafety audit prove (--id AUDIT_LOG_ID | --from-checkpoint FILE) [--checkpoint FILE]
+        Write an inclusion proof of one entry (with the entry) or a
+        consistency proof from an older checkpoint, as JSON.
+  pgxsafety audit verify-proof --key VKEY|FILE --proof FILE [--checkpoint FILE]
+        Check a proof offline, with nothing but the proof, the log's
+        public key and (optionally) a checkpoint kept earlier.
   pgxsafety audit export [--since TIME] [--until TIME] [--output FILE]
         Write audit entries as JSON lines.
   pgxsafety migrate [--data-dir DIR]

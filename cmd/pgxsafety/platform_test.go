@@ -42,7 +42,8 @@ var platformEnv = []string{
 	"PGXSAFETY_OIDC_ALGORITHMS", "PGXSAFETY_OIDC_MAX_TOKEN_AGE", "PGXSAFETY_REDIS_URL",
 	"PGXSAFETY_RATE_LIMIT_PER_MINUTE", "PGXSAFETY_RATE_LIMIT_BURST", "PGXSAFETY_RATE_LIMITS_FILE",
 	"PGXSAFETY_CORS_ORIGINS", "PGXSAFETY_LOG_LEVEL", "PGXSAFETY_LOG_FORMAT", "PGXSAFETY_AUDIT_PAYLOADS",
-	"PGXSAFETY_AUDIT_RETENTION_DAYS", "PGXSAFETY_DATABASE_MIGRATE",
+	"PGXSAFETY_AUDIT_RETENTION_DAYS", "PGXSAFETY_DATABASE_MIGRATE", "PGXSAFETY_AUDIT_KEY_FILE",
+	"PGXSAFETY_AUDIT_WITNESS_FILE", "PGXSAFETY_AUDIT_LOG_ORIGIN", "PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL",
 }
 
 func clearEnv(t *testing.T) {
@@ -409,10 +410,21 @@ func TestCheckFailsClosedAndRecovers(t *testing.T) {
 					t.Errorf("503 body carries %q", advice)
 				}
 			}
+			// Readiness reflects the failed commit, not only reachability.
+			if rec := request(t, s.handler, http.MethodGet, "/readyz", "", ""); rec.Code != http.StatusServiceUnavailable ||
+				!strings.Contains(rec.Body.String(), "not accepting entries") {
+				t.Errorf("/readyz after a failed commit: %d %s, want 503 naming it", rec.Code, rec.Body)
+			}
+			if rec := request(t, s.handler, http.MethodGet, "/pgx/status", "", ""); !strings.Contains(rec.Body.String(), `"accepting_entries":false`) {
+				t.Errorf("/pgx/status after a failed commit: %s", rec.Body)
+			}
 			release()
 			rec = request(t, s.handler, http.MethodPost, "/pgx/check", tok, checkBody)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("after the database returned: %d %s", rec.Code, rec.Body)
+			}
+			if rec := request(t, s.handler, http.MethodGet, "/readyz", "", ""); rec.Code != http.StatusOK {
+				t.Errorf("/readyz after a commit succeeded again: %d %s", rec.Code, rec.Body)
 			}
 			sum, err := audit.VerifyChain(context.Background(), s.store)
 			if err != nil || sum.Entries != 2 {
@@ -519,6 +531,9 @@ func TestAuditCommands(t *testing.T) {
 					t.Errorf("verify without a log: %v, want ErrNoLog", err)
 				}
 			}
+			if _, err := loadLogKey(logKeyPath(dataDir), true); err != nil {
+				t.Fatal(err)
+			}
 			store, err := sqlstore.OpenWith(ctx, os.Getenv("PGXSAFETY_DATABASE_URL"), dataDir, sqlstore.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -570,6 +585,8 @@ func TestAuditCommands(t *testing.T) {
 				t.Error("export overwrote an existing file")
 			}
 
+			// The first two entries were committed two years ago.
+			backdateCommitted(t, store, 2, now.AddDate(-2, 0, 0))
 			if _, _, err := runArgs(t, "audit", "purge", "--data-dir", dataDir, "--retention-days", "30"); !errors.Is(err, errUsage) {
 				t.Errorf("purge with 30 days retention: %v, want a usage error", err)
 			}
@@ -578,7 +595,7 @@ func TestAuditCommands(t *testing.T) {
 				t.Fatalf("purge: %v\n%s", err, out)
 			}
 			out, _, err = runArgs(t, "audit", "verify", "--data-dir", dataDir)
-			if err != nil || !strings.Contains(out, "retention checkpoint: entries through sequence 2") ||
+			if err != nil || !strings.Contains(out, "retention checkpoint (signed): entries through sequence 2") ||
 				!strings.Contains(out, "3 entries, sequences 3 to 5") {
 				t.Fatalf("verify after purge: %v\n%s", err, out)
 			}
@@ -615,7 +632,7 @@ func TestMigrateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "applied 0001_audit\napplied 0002_retention\napplied 0004_cds_feedback\naudit store schema at version 4 (latest 4)\n"
+	want := "applied 0001_audit\napplied 0002_retention\napplied 0003_transparency\napplied 0004_cds_feedback\naudit store schema at version 4 (latest 4)\n"
 	if out != want {
 		t.Errorf("first migrate:\n%s\nwant\n%s", out, want)
 	}
@@ -771,7 +788,12 @@ func TestServeOIDCMode(t *testing.T) {
 // the checkpoint stays, the chain verifies, and the metric counts them.
 func TestRetentionJob(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlstore.OpenWith(ctx, "", t.TempDir(), sqlstore.Options{})
+	dir := t.TempDir()
+	signer, err := loadLogKey(logKeyPath(dir), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlstore.OpenWith(ctx, "", dir, sqlstore.Options{Signer: signer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,6 +805,7 @@ func TestRetentionJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	backdateCommitted(t, store, 2, now.AddDate(-2, 0, 0))
 	m := httpx.NewMetrics()
 	jobCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

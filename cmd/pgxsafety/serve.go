@@ -40,6 +40,9 @@ const (
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second
+	// batchStopMargin is how long before the end of the shutdown grace
+	// running CSV batches are told to stop.
+	batchStopMargin = 2 * time.Second
 )
 
 // Audit retention (spec §8): entries are kept this long, and the purge
@@ -76,10 +79,15 @@ type server struct {
 	handler http.Handler
 	router  *mux.Router
 	store   *sqlstore.Store
-	metrics *httpx.Metrics
-	kb      *engine.Knowledge
-	devMode bool
-	closers []func()
+	// checkpoints signs and publishes the audit log's checkpoints.
+	checkpoints *checkpointer
+	// stopping is closed shortly before the shutdown grace ends (CSV
+	// batches still streaming then end with an error line).
+	stopping chan struct{}
+	metrics  *httpx.Metrics
+	kb       *engine.Knowledge
+	devMode  bool
+	closers  []func()
 }
 
 // serverOptions are the parts of newServer that tests and benchmarks
@@ -108,7 +116,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if o.now == nil {
 		o.now = time.Now
 	}
-	s := &server{metrics: httpx.NewMetrics(), devMode: cfg.oidc.devMode()}
+	s := &server{metrics: httpx.NewMetrics(), devMode: cfg.oidc.devMode(), stopping: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -122,7 +130,12 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	s.metrics.SetKnowledge(s.kb.Version.Label, s.kb.Version.Digest)
 	s.metrics.SetBuild(pgxapi.EngineVersion, pgxapi.APIVersion)
 
+	signer, err := loadLogKey(cfg.logKeyFile, true)
+	if err != nil {
+		return nil, err
+	}
 	storeOpts := sqlstore.Options{
+		Signer:       signer,
 		OmitPayloads: !cfg.auditPayloads,
 		NoMigrate:    !cfg.autoMigrate,
 		OnCommit: func(st sqlstore.CommitStats) {
@@ -189,6 +202,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		return nil, err
 	}
 	cds.Register(router)
+	pgxapi.RegisterTransparency(router, s.checkpoints)
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
 
 	s.handler = httpx.Chain(router, httpx.Options{
@@ -315,6 +329,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
 	defer func() { _ = log.Sync() }()
+	useZapForRedis(log)
 
 	opts := serverOptions{storeOptions: serveStoreOptions}
 	srvState, err := newServer(ctx, cfg, log, stderr, opts)
@@ -333,6 +348,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		defer retentionDone.Done()
 		runRetention(retentionCtx, srvState.store, time.Duration(cfg.retentionDays)*24*time.Hour,
 			purgeFirstDelay, purgeInterval, time.Now, log.Named("retention"), srvState.metrics)
+	}()
+	retentionDone.Add(1)
+	go func() {
+		defer retentionDone.Done()
+		srvState.checkpoints.run(retentionCtx, cfg.checkpointInterval)
 	}()
 	defer func() {
 		stopRetention()
@@ -361,6 +381,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		zap.String("knowledge_version", srvState.kb.Version.Label),
 		zap.String("audit_backend", srvState.store.Backend()),
 		zap.String("audit_location", srvState.store.Location()),
+		zap.String("audit_log_origin", srvState.checkpoints.signer.Name()),
+		zap.String("audit_log_key", srvState.checkpoints.signer.Verifier().String()),
 		zap.Bool("audit_payloads", cfg.auditPayloads),
 		zap.String("auth_mode", mode),
 		zap.Bool("rate_limit_redis", cfg.redisURL != ""),
@@ -383,6 +405,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("shutting down", zap.Duration("grace", shutdownTimeout))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
+	// Two seconds before the grace ends, batches still streaming stop and
+	// end with an error line, so no client sees its stream cut silently.
+	stopBatches := time.AfterFunc(shutdownTimeout-batchStopMargin, func() { close(srvState.stopping) })
+	defer stopBatches.Stop()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -391,6 +417,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	stopRetention()
 	retentionDone.Wait()
+	// Every answered request is in the log: sign its final checkpoint.
+	_ = srvState.checkpoints.publish(shutdownCtx)
 	srvState.close()
 	srvState.closers = nil
 	log.Info("stopped")

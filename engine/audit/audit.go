@@ -49,7 +49,8 @@ type Reader interface {
 // Checkpoint records one retention purge. Every entry up to and including
 // ThroughSequence was removed; EntryHash is the entry hash of that last
 // removed entry, so the entries that remain still chain from it and Verify
-// can check them. Checkpoints are themselves append-only.
+// can check them. Checkpoints are themselves append-only, and signed with
+// the log's key (Note).
 type Checkpoint struct {
 	// ThroughSequence is the sequence of the last removed entry.
 	ThroughSequence int64 `json:"through_sequence"`
@@ -61,6 +62,11 @@ type Checkpoint struct {
 	PurgedAt time.Time `json:"purged_at"`
 	// Removed is the number of entries this purge removed.
 	Removed int64 `json:"removed"`
+	// Note is the signed note that authorises the purge
+	// (RetentionNoteText signed with the log's key). A checkpoint without
+	// one, or whose signature does not verify, is refused by VerifyChain
+	// and VerifyLog.
+	Note []byte `json:"note,omitempty"`
 }
 
 // CheckpointReader is implemented by stores that purge expired entries:

@@ -149,7 +149,15 @@ func Verify(ctx context.Context, r Reader) error {
 // reported too. An entry still present at or below the checkpoint is
 // reported as well: a purge removes entries and writes its checkpoint in
 // one transaction. An empty log verifies.
+//
+// A retention checkpoint must carry a signed note; VerifyChain refuses one
+// that does not, but has no key to check the signature with: VerifyLog
+// does that.
 func VerifyChain(ctx context.Context, r Reader) (Summary, error) {
+	return verifyChain(ctx, r)
+}
+
+func verifyChain(ctx context.Context, r Reader) (Summary, error) {
 	sum := Summary{HeadHash: GenesisHash}
 	wantSeq, prevHash := int64(1), GenesisHash
 	if cr, ok := r.(CheckpointReader); ok {
@@ -158,6 +166,9 @@ func VerifyChain(ctx context.Context, r Reader) (Summary, error) {
 			return sum, err
 		}
 		if found {
+			if len(cp.Note) == 0 {
+				return sum, fmt.Errorf("%w (through sequence %d): it is not signed", ErrRetentionCheckpoint, cp.ThroughSequence)
+			}
 			sum.Checkpoint = &cp
 			wantSeq, prevHash = cp.ThroughSequence+1, cp.EntryHash
 			sum.HeadHash = cp.EntryHash

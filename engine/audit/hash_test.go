@@ -126,7 +126,10 @@ func purged(m memLog, through int) purgedLog {
 	last := m[through-1]
 	return purgedLog{
 		memLog: append(memLog(nil), m[through:]...),
-		cp:     audit.Checkpoint{ThroughSequence: last.Sequence, EntryHash: last.EntryHash, ThroughTime: last.Time, Removed: int64(through)},
+		// VerifyChain only checks that a note is present; VerifyLog checks
+		// it (transparency_test.go).
+		cp: audit.Checkpoint{ThroughSequence: last.Sequence, EntryHash: last.EntryHash, ThroughTime: last.Time,
+			Removed: int64(through), Note: []byte("signed note")},
 	}
 }
 
@@ -165,6 +168,11 @@ func TestVerifyFromCheckpoint(t *testing.T) {
 			p.memLog = append(memLog{chain(2)[1]}, p.memLog...)
 			return p
 		}(), 2},
+	}
+	unsigned := purged(chain(6), 2)
+	unsigned.cp.Note = nil
+	if err := audit.Verify(ctx, unsigned); !errors.Is(err, audit.ErrRetentionCheckpoint) {
+		t.Errorf("Verify with an unsigned checkpoint = %v, want ErrRetentionCheckpoint", err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

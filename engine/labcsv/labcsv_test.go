@@ -254,10 +254,12 @@ func testdataCSVs(t testing.TB) map[string][]byte {
 // The reader must agree with encoding/csv on files it accepts; the
 // processor must never panic, count every row once (succeeded + failed =
 // total, rows numbered 1..n in order) and give every failure a code and a
-// field. Seeds: the testdata CSVs and small edge cases.
+// field. Seeds: the header and first rows of each testdata CSV, and small
+// edge cases. Seeds stay small (a few hundred bytes): a 57 KB seed had the
+// fuzzer spend its whole run minimising it (11 executions in 60 s).
 func FuzzLabCSV(f *testing.F) {
 	for _, b := range testdataCSVs(f) {
-		f.Add(b)
+		f.Add(firstLines(b, 4))
 	}
 	for _, s := range []string{
 		Header + "\nclopidogrel,rs4244285,Tamil Nadu,,\"ACS, PCI\",r1\n",
@@ -325,4 +327,17 @@ func TestSplitVariants(t *testing.T) {
 			t.Errorf("splitVariants(%q) (-want +got):\n%s", in, diff)
 		}
 	}
+}
+
+// firstLines returns the first n lines of b (each with its line ending).
+func firstLines(b []byte, n int) []byte {
+	end := 0
+	for i := 0; i < n && end < len(b); i++ {
+		j := bytes.IndexByte(b[end:], '\n')
+		if j < 0 {
+			return b
+		}
+		end += j + 1
+	}
+	return b[:end]
 }

@@ -1,10 +1,13 @@
 // Package audittest is the conformance suite every audit store must pass:
 // append and read back, hash chaining, gap-free sequences under concurrent
-// appends, rejection of UPDATE and DELETE, detection of tampering by
-// audit.Verify, retention purge with a checkpoint, time-range reads,
-// failing closed while the database cannot be written, and flushing on
-// Close. A store's tests call Run with a Harness that knows how to open,
-// tamper with and block that store's database.
+// appends, rejection of UPDATE, DELETE, REPLACE and UPSERT, detection of
+// tampering by audit.Verify, retention purge with a signed checkpoint (and
+// refusal of forged or premature ones), the transparency log (signed
+// checkpoints, inclusion and consistency proofs, truncation and rewrites
+// exposed by a checkpoint kept from before), time-range reads, failing
+// closed while the database cannot be written, and flushing on Close. A
+// store's tests call Run with a Harness that knows how to open, tamper with
+// and block that store's database.
 //
 // It imports only the standard library and package audit, as engine
 // packages must.
@@ -29,6 +32,7 @@ type Store interface {
 	audit.Appender
 	audit.Reader
 	audit.CheckpointReader
+	audit.LeafReader
 	// Entry returns the entry with the id, or an error.
 	Entry(ctx context.Context, id string) (audit.Entry, error)
 	// EntriesBetween calls fn in sequence order for every entry with
@@ -41,9 +45,15 @@ type Store interface {
 // Harness adapts one store implementation to the suite. Every function is
 // required.
 type Harness struct {
+	// Dialect is "sqlite" or "postgres" (for the dialect's own rewrite
+	// statements, such as SQLite's INSERT OR REPLACE).
+	Dialect string
 	// Open returns a new, empty store whose database no other test
-	// shares. The suite closes it (Close may be called twice).
+	// shares, signing its retention checkpoints with Signer(). The suite
+	// closes it (Close may be called twice).
 	Open func(t *testing.T) Store
+	// OpenClock is Open with now as the store's (service) clock.
+	OpenClock func(t *testing.T, now func() time.Time) Store
 	// Reopen opens the database of s again after s was closed.
 	Reopen func(t *testing.T, s Store) Store
 	// Purge removes the entries older than cutoff (the store's retention
@@ -52,10 +62,15 @@ type Harness struct {
 	// Exec runs one SQL statement directly on the database of s, with its
 	// triggers in place, and returns the statement's error.
 	Exec func(t *testing.T, s Store, stmt string) error
-	// Tamper runs SQL statements directly on the database of s with the
-	// append-only triggers removed (an attacker with DDL rights). The
-	// statements below use only portable SQL.
+	// Tamper runs SQL statements directly on the database of s with every
+	// trigger of the audit tables removed or disabled (an attacker with
+	// DDL rights). The statements below use only portable SQL.
 	Tamper func(t *testing.T, s Store, stmts ...string)
+	// Backdate sets the database commit time (committed_at) of the
+	// entries with sequence <= through to at, bypassing the triggers and
+	// leaving them in place afterwards (tests only: it stands for entries
+	// committed long ago).
+	Backdate func(t *testing.T, s Store, through int64, at time.Time)
 	// Block makes the database of s refuse writes (another session holds
 	// an exclusive lock) until release is called. The store must be
 	// opened with a commit timeout short enough for a test.
@@ -75,6 +90,12 @@ func Run(t *testing.T, h Harness) {
 	t.Run("EntriesBetween", func(t *testing.T) { testBetween(t, h) })
 	t.Run("FailsClosedWhileBlocked", func(t *testing.T) { testBlocked(t, h) })
 	t.Run("CloseFlushes", func(t *testing.T) { testCloseFlushes(t, h) })
+	t.Run("ReplaceAndUpsertRefused", func(t *testing.T) { testReplaceRefused(t, h) })
+	t.Run("ProofsVerify", func(t *testing.T) { testProofs(t, h) })
+	t.Run("TailTruncationExposedByCheckpoint", func(t *testing.T) { testTruncation(t, h) })
+	t.Run("RewriteWithRecomputedHashesExposed", func(t *testing.T) { testRewrite(t, h) })
+	t.Run("ForgedRetentionCheckpointRefused", func(t *testing.T) { testForgedRetention(t, h) })
+	t.Run("SkewedClockPurgeRefused", func(t *testing.T) { testSkewedPurge(t, h) })
 }
 
 // T0 is the time of Entry(0). It is in the past of any test run, but
@@ -357,16 +378,19 @@ func testPurge(t *testing.T, h Harness) {
 		}
 		all = append(all, mustAppend(t, s, e))
 	}
+	// The five expired entries were committed long ago; the skewed one
+	// was committed now.
+	h.Backdate(t, s, 5, old.Add(4*time.Hour))
 	cutoff := now.AddDate(-1, 0, -1)
 
 	// The database refuses a checkpoint that covers a recent entry, and
 	// refuses to delete what no checkpoint covers.
-	if err := h.Exec(t, s, fmt.Sprintf(`INSERT INTO audit_checkpoint (through_seq, entry_hash, through_time, purged_at, removed)
-VALUES (6, '%s', '%s', '%s', 6)`, all[5].EntryHash, all[5].Time.Format(audit.TimeFormat), now.Format(audit.TimeFormat))); err == nil {
+	if err := h.Exec(t, s, fmt.Sprintf(`INSERT INTO audit_checkpoint (through_seq, entry_hash, through_time, purged_at, removed, note)
+VALUES (6, '%s', '%s', '%s', 6, 'note')`, all[5].EntryHash, all[5].Time.Format(audit.TimeFormat), now.Format(audit.TimeFormat))); err == nil {
 		t.Error("the database accepted a checkpoint covering an entry younger than 365 days")
 	}
-	if err := h.Exec(t, s, fmt.Sprintf(`INSERT INTO audit_checkpoint (through_seq, entry_hash, through_time, purged_at, removed)
-VALUES (2, '%s', '%s', '%s', 2)`, strings.Repeat("f", 64), all[1].Time.Format(audit.TimeFormat), now.Format(audit.TimeFormat))); err == nil {
+	if err := h.Exec(t, s, fmt.Sprintf(`INSERT INTO audit_checkpoint (through_seq, entry_hash, through_time, purged_at, removed, note)
+VALUES (2, '%s', '%s', '%s', 2, 'note')`, strings.Repeat("f", 64), all[1].Time.Format(audit.TimeFormat), now.Format(audit.TimeFormat))); err == nil {
 		t.Error("the database accepted a checkpoint with a wrong entry hash")
 	}
 	if err := h.Exec(t, s, `DELETE FROM audit_log WHERE seq = 1`); err == nil {
@@ -376,6 +400,7 @@ VALUES (2, '%s', '%s', '%s', 2)`, strings.Repeat("f", 64), all[1].Time.Format(au
 	if _, err := h.Purge(t, s, now.Add(-24*time.Hour)); err == nil {
 		t.Error("Purge accepted a cutoff inside the 365-day retention")
 	}
+	before := signedCheckpoint(t, s)
 	removed, err := h.Purge(t, s, cutoff)
 	if err != nil {
 		t.Fatalf("Purge: %v", err)
@@ -387,7 +412,7 @@ VALUES (2, '%s', '%s', '%s', 2)`, strings.Repeat("f", 64), all[1].Time.Format(au
 	if err != nil || !ok {
 		t.Fatalf("LatestCheckpoint = %v, %v", ok, err)
 	}
-	want := audit.Checkpoint{ThroughSequence: 5, EntryHash: all[4].EntryHash, ThroughTime: all[4].Time, PurgedAt: cp.PurgedAt, Removed: 5}
+	want := audit.Checkpoint{ThroughSequence: 5, EntryHash: all[4].EntryHash, ThroughTime: all[4].Time, PurgedAt: cp.PurgedAt, Removed: 5, Note: cp.Note}
 	if d := diff(want, cp); d != "" {
 		t.Errorf("checkpoint:\n%s", d)
 	}
@@ -400,6 +425,14 @@ VALUES (2, '%s', '%s', '%s', 2)`, strings.Repeat("f", 64), all[1].Time.Format(au
 	}
 	if sum.Entries != 4 || sum.FirstSequence != 6 || sum.Checkpoint == nil {
 		t.Errorf("summary after purge = %+v", sum)
+	}
+	// The checkpoint is signed, and the purged entries stay leaves of the
+	// tree: the log still matches a checkpoint taken before the purge.
+	if _, err := audit.CheckRetention(Signer().Verifier(), cp, time.Now()); err != nil {
+		t.Errorf("CheckRetention: %v", err)
+	}
+	if _, err := verifyLog(s, before); err != nil {
+		t.Errorf("VerifyLog against a checkpoint from before the purge: %v", err)
 	}
 	if n, err := h.Purge(t, s, cutoff); err != nil || n != 0 {
 		t.Errorf("second Purge = %d, %v; want nothing more to remove", n, err)
@@ -437,6 +470,7 @@ func testPurgeAll(t *testing.T, h Harness) {
 		e.Time = old.Add(time.Duration(i) * time.Second)
 		last = mustAppend(t, s, e)
 	}
+	h.Backdate(t, s, 3, old)
 	removed, err := h.Purge(t, s, time.Now().UTC().AddDate(-1, 0, -1))
 	if err != nil || removed != 3 {
 		t.Fatalf("Purge = %d, %v; want all 3 removed", removed, err)
@@ -450,8 +484,8 @@ func testPurgeAll(t *testing.T, h Harness) {
 	if e.Sequence != 4 || e.PrevHash != last.EntryHash {
 		t.Errorf("append after a full purge: sequence %d prev %q, want 4 chained to %q", e.Sequence, e.PrevHash, last.EntryHash)
 	}
-	if err := audit.Verify(ctx, s); err != nil {
-		t.Errorf("Verify: %v", err)
+	if _, err := verifyLog(s); err != nil {
+		t.Errorf("VerifyLog: %v", err)
 	}
 }
 

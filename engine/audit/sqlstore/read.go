@@ -86,7 +86,11 @@ func (s *Store) EntriesBetween(ctx context.Context, since, until time.Time, fn f
 	return s.scan(ctx, fn, keep, `SELECT `+columns+` FROM audit_log WHERE time >= ? AND time < ? ORDER BY seq`, lo, hi)
 }
 
-func (s *Store) scan(ctx context.Context, fn func(audit.Entry) error, keep func(audit.Entry) bool, query string, args ...any) error {
+func (s *Store) scan(ctx context.Context, fn func(audit.Entry) error, keep func(audit.Entry) bool, query string, args ...any) (err error) {
+	if err := s.faulted(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
 	rows, err := s.db.QueryxContext(ctx, s.q(query), args...)
 	if err != nil {
 		return fmt.Errorf("audit store: read: %w", redactErr(err))
@@ -116,9 +120,13 @@ func (s *Store) scan(ctx context.Context, fn func(audit.Entry) error, keep func(
 
 // Entry returns the entry with the given id, or an error wrapping
 // ErrNotFound.
-func (s *Store) Entry(ctx context.Context, id string) (audit.Entry, error) {
+func (s *Store) Entry(ctx context.Context, id string) (_ audit.Entry, err error) {
+	if err := s.faulted(); err != nil {
+		return audit.Entry{}, err
+	}
+	defer s.guard(&err)()
 	var r row
-	err := s.db.GetContext(ctx, &r, s.q(`SELECT `+columns+` FROM audit_log WHERE id = ?`), id)
+	err = s.db.GetContext(ctx, &r, s.q(`SELECT `+columns+` FROM audit_log WHERE id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return audit.Entry{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
@@ -130,18 +138,23 @@ func (s *Store) Entry(ctx context.Context, id string) (audit.Entry, error) {
 
 // checkpointRow is one audit_checkpoint row.
 type checkpointRow struct {
-	ThroughSeq  int64  `db:"through_seq"`
-	EntryHash   string `db:"entry_hash"`
-	ThroughTime string `db:"through_time"`
-	PurgedAt    string `db:"purged_at"`
-	Removed     int64  `db:"removed"`
+	ThroughSeq  int64          `db:"through_seq"`
+	EntryHash   string         `db:"entry_hash"`
+	ThroughTime string         `db:"through_time"`
+	PurgedAt    string         `db:"purged_at"`
+	Removed     int64          `db:"removed"`
+	Note        sql.NullString `db:"note"`
 }
 
 // LatestCheckpoint returns the retention checkpoint with the highest
 // sequence, and false when nothing was ever purged.
-func (s *Store) LatestCheckpoint(ctx context.Context) (audit.Checkpoint, bool, error) {
+func (s *Store) LatestCheckpoint(ctx context.Context) (_ audit.Checkpoint, _ bool, err error) {
+	if err := s.faulted(); err != nil {
+		return audit.Checkpoint{}, false, err
+	}
+	defer s.guard(&err)()
 	var r checkpointRow
-	err := s.db.GetContext(ctx, &r, `SELECT through_seq, entry_hash, through_time, purged_at, removed
+	err = s.db.GetContext(ctx, &r, `SELECT through_seq, entry_hash, through_time, purged_at, removed, note
 FROM audit_checkpoint ORDER BY through_seq DESC LIMIT 1`)
 	if errors.Is(err, sql.ErrNoRows) {
 		return audit.Checkpoint{}, false, nil
@@ -160,5 +173,35 @@ FROM audit_checkpoint ORDER BY through_seq DESC LIMIT 1`)
 		ThroughTime:     through.UTC(),
 		PurgedAt:        purged.UTC(),
 		Removed:         r.Removed,
+		Note:            []byte(r.Note.String),
 	}, true, nil
+}
+
+// Leaves calls fn, in sequence order, for every leaf of the Merkle tree
+// with Sequence >= from: the entry hash (and prev hash) of every retained
+// entry and the entry hash of every purged one (audit.LeafReader).
+func (s *Store) Leaves(ctx context.Context, from int64, fn func(audit.Leaf) error) (err error) {
+	if err := s.faulted(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
+	rows, err := s.db.QueryxContext(ctx, s.q(`SELECT seq, '' AS prev_hash, entry_hash FROM audit_purged_leaf WHERE seq >= ?
+UNION ALL SELECT seq, prev_hash, entry_hash FROM audit_log WHERE seq >= ? ORDER BY seq`), from, from)
+	if err != nil {
+		return fmt.Errorf("audit store: read leaves: %w", redactErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l audit.Leaf
+		if err := rows.Scan(&l.Sequence, &l.PrevHash, &l.EntryHash); err != nil {
+			return fmt.Errorf("audit store: read leaves: %w", err)
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("audit store: read leaves: %w", err)
+	}
+	return nil
 }

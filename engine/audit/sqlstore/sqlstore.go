@@ -35,6 +35,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 )
 
 // ErrConfig is the kind of every error caused by the database
@@ -75,7 +76,7 @@ const (
 
 // MinRetention is the shortest retention the store accepts: the spec keeps
 // every entry 365 days, and the database triggers enforce the same floor.
-const MinRetention = 365 * 24 * time.Hour
+const MinRetention = audit.MinRetention
 
 // CommitStats describes one group-commit transaction, for metrics.
 type CommitStats struct {
@@ -121,6 +122,10 @@ type Options struct {
 	// Now is the clock recorded in schema_migrations and checkpoints
 	// (time.Now when nil). Entry times come from the entries themselves.
 	Now func() time.Time
+	// Signer is the log's key: Purge signs its retention checkpoint with
+	// it, and refuses to run without it. It is kept outside the database
+	// (docs/operations.md).
+	Signer *tlog.Signer
 }
 
 // dialect is everything that differs between SQL backends.
@@ -142,13 +147,22 @@ type dialect struct {
 	lockForWrite string
 	// lockForMigrate is executed first in every migration transaction.
 	lockForMigrate string
+	// committedAt is the SQL expression an append inserts into
+	// audit_log.committed_at (the database clock); empty when a trigger
+	// sets it (PostgreSQL).
+	committedAt string
+	// dbNow is a query returning the database clock as RFC 3339 text in
+	// UTC.
+	dbNow string
 }
 
 var sqliteDialect = dialect{
-	name:       "sqlite",
-	driver:     "sqlite",
-	bindType:   sqlx.QUESTION,
-	migrations: "migrations/sqlite",
+	name:        "sqlite",
+	driver:      "sqlite",
+	bindType:    sqlx.QUESTION,
+	migrations:  "migrations/sqlite",
+	committedAt: `strftime('%Y-%m-%dT%H:%M:%SZ', 'now')`,
+	dbNow:       `SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
 }
 
 var postgresDialect = dialect{
@@ -156,13 +170,15 @@ var postgresDialect = dialect{
 	driver:     "pgx",
 	bindType:   sqlx.DOLLAR,
 	migrations: "migrations/postgres",
-	// EXCLUSIVE conflicts with itself and with INSERT/DELETE but not with
-	// plain SELECT: appenders and purges of every replica queue here,
-	// readers (verify, export) do not.
-	lockForWrite: `LOCK TABLE audit_log IN EXCLUSIVE MODE`,
+	// A transaction-scoped advisory lock serialises appenders and purges
+	// of every replica; readers (verify, export) do not take it. Unlike
+	// LOCK TABLE ... EXCLUSIVE it needs no UPDATE or DELETE privilege, so
+	// the service role keeps INSERT and SELECT only.
+	lockForWrite: `SELECT pg_advisory_xact_lock(7262731205140330)`,
 	// A transaction-scoped advisory lock serialises the migrations of
 	// replicas starting at the same time. The key is arbitrary and fixed.
 	lockForMigrate: `SELECT pg_advisory_xact_lock(7262731205140329)`,
+	dbNow:          `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
 }
 
 // Store is an audit log in a SQL database. It implements audit.Appender,
@@ -182,12 +198,15 @@ type Store struct {
 	closed    bool
 	closeOnce sync.Once
 	closeErr  error
+
+	health health
 }
 
 var (
 	_ audit.Appender         = (*Store)(nil)
 	_ audit.Reader           = (*Store)(nil)
 	_ audit.CheckpointReader = (*Store)(nil)
+	_ audit.LeafReader       = (*Store)(nil)
 )
 
 // Open opens (creating and migrating when needed) the audit store with the
@@ -397,7 +416,11 @@ func (s *Store) Backend() string { return s.d.name }
 func (s *Store) Location() string { return s.location }
 
 // Ping reports whether the database answers and its schema is current.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	if err := s.faulted(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("audit store: %w", redactErr(err))
 	}
@@ -414,7 +437,15 @@ func (s *Store) Close() error {
 		close(s.queue)
 		s.closeMu.Unlock()
 		<-s.stopped
-		s.closeErr = s.db.Close()
+		if s.faulted() != nil {
+			// The connections may be inside a broken mapping: leave them
+			// to the process's exit.
+			return
+		}
+		func() {
+			defer s.guard(&s.closeErr)()
+			s.closeErr = s.db.Close()
+		}()
 	})
 	return s.closeErr
 }

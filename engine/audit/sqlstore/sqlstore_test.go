@@ -6,23 +6,31 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	tdlog "github.com/transparency-dev/formats/log"
+	"github.com/transparency-dev/merkle/proof"
+	"github.com/transparency-dev/merkle/rfc6962"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 )
 
 // testOptions keep the fail-closed tests short: a blocked database fails a
 // batch after at most a second.
-var testOptions = Options{CommitTimeout: time.Second, BusyTimeout: 200 * time.Millisecond}
+var testOptions = Options{CommitTimeout: time.Second, BusyTimeout: 200 * time.Millisecond, Signer: audittest.Signer()}
 
 var entry = audittest.Entry
 
@@ -46,8 +54,18 @@ func readAll(t *testing.T, s *Store, from int64) []audit.Entry {
 // temporary directories.
 func sqliteHarness() audittest.Harness {
 	return audittest.Harness{
+		Dialect: "sqlite",
 		Open: func(t *testing.T) audittest.Store {
 			s, _ := openTemp(t)
+			return s
+		},
+		OpenClock: func(t *testing.T, now func() time.Time) audittest.Store {
+			opts := testOptions
+			opts.Now = now
+			s, err := OpenWith(context.Background(), "", t.TempDir(), opts)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
 			return s
 		},
 		Reopen: func(t *testing.T, old audittest.Store) audittest.Store {
@@ -65,11 +83,42 @@ func sqliteHarness() audittest.Harness {
 		Tamper: func(t *testing.T, s audittest.Store, stmts ...string) {
 			t.Helper()
 			db := s.(*Store).db
-			all := append([]string{`DROP TRIGGER IF EXISTS audit_log_no_update`, `DROP TRIGGER IF EXISTS audit_log_no_delete`}, stmts...)
-			for _, stmt := range all {
+			var triggers []string
+			if err := db.Select(&triggers, `SELECT name FROM sqlite_master WHERE type = 'trigger'`); err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, name := range triggers {
+				all = append(all, `DROP TRIGGER `+name)
+			}
+			for _, stmt := range append(all, stmts...) {
 				if _, err := db.ExecContext(context.Background(), stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
+			}
+		},
+		Backdate: func(t *testing.T, s audittest.Store, through int64, at time.Time) {
+			t.Helper()
+			// Drop the UPDATE guard, backdate, and put the guard back.
+			ctx := context.Background()
+			tx, err := s.(*Store).db.BeginTxx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			var ddl string
+			if err := tx.Get(&ddl, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'audit_log_no_update'`); err != nil {
+				t.Fatal(err)
+			}
+			for _, stmt := range []string{`DROP TRIGGER audit_log_no_update`,
+				`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+				ddl} {
+				if _, err := tx.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
 			}
 		},
 		Block: func(t *testing.T, s audittest.Store) func() {
@@ -146,19 +195,64 @@ func pgSchema(t *testing.T, base string) string {
 	return pu.String()
 }
 
+// appUserEnv names the least-privilege role the PostgreSQL tests run the
+// store as (.ci/run sets it to pgxsafety_app). Unset, the store connects
+// as the user of PGXSAFETY_TEST_DATABASE_URL.
+const appUserEnv = "PGXSAFETY_TEST_DATABASE_APP_USER"
+
+// appGrants are the privileges of the service role, exactly as
+// docs/operations.md documents them: INSERT and SELECT, nothing else.
+const appGrants = `GRANT USAGE ON SCHEMA %[1]s TO %[2]s;
+GRANT SELECT, INSERT ON %[1]s.audit_log, %[1]s.audit_checkpoint, %[1]s.audit_purged_leaf TO %[2]s;
+GRANT SELECT ON %[1]s.schema_migrations TO %[2]s`
+
+// serviceURL migrates the schema of ownerURL as its owner and, when
+// PGXSAFETY_TEST_DATABASE_APP_USER is set, grants the service role its
+// privileges and returns a URL connecting as that role with NoMigrate set,
+// as "pgxsafety migrate" then "serve" would.
+func serviceURL(t *testing.T, ownerURL string, opts Options) (string, Options) {
+	t.Helper()
+	app := os.Getenv(appUserEnv)
+	if app == "" {
+		return ownerURL, opts
+	}
+	if _, err := MigrateDatabase(context.Background(), ownerURL, "", Options{}); err != nil {
+		t.Fatalf("migrate as the owner: %v", err)
+	}
+	pu, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := pu.Query().Get("search_path")
+	db, err := sql.Open("pgx", ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf(appGrants, schema, app)); err != nil {
+		t.Fatalf("grant the service role: %v", err)
+	}
+	pu.User = url.User(app)
+	opts.NoMigrate = true
+	return pu.String(), opts
+}
+
 // postgresHarness runs the conformance suite against fresh schemas of the
-// PostgreSQL test database.
+// PostgreSQL test database, the store connecting as the least-privilege
+// service role when PGXSAFETY_TEST_DATABASE_APP_USER is set.
 func postgresHarness(base string) audittest.Harness {
-	var urls sync.Map // *Store → URL
-	openURL := func(t *testing.T, u string) *Store {
+	var urls sync.Map // *Store → the owner's URL of its schema
+	openURL := func(t *testing.T, ownerURL string, opts Options) *Store {
 		t.Helper()
-		s, err := OpenWith(context.Background(), u, "", testOptions)
+		u, o := serviceURL(t, ownerURL, opts)
+		s, err := OpenWith(context.Background(), u, "", o)
 		if err != nil {
 			t.Fatalf("open PostgreSQL store: %v", err)
 		}
-		urls.Store(s, u)
+		urls.Store(s, ownerURL)
 		return s
 	}
+	// rawDB connects as the schema's owner (DDL and every DML right).
 	rawDB := func(t *testing.T, s audittest.Store) *sql.DB {
 		t.Helper()
 		u, _ := urls.Load(s.(*Store))
@@ -169,28 +263,74 @@ func postgresHarness(base string) audittest.Harness {
 		return db
 	}
 	return audittest.Harness{
+		Dialect: "postgres",
 		Open: func(t *testing.T) audittest.Store {
-			s := openURL(t, pgSchema(t, base))
+			s := openURL(t, pgSchema(t, base), testOptions)
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		OpenClock: func(t *testing.T, now func() time.Time) audittest.Store {
+			opts := testOptions
+			opts.Now = now
+			return openURL(t, pgSchema(t, base), opts)
+		},
 		Reopen: func(t *testing.T, old audittest.Store) audittest.Store {
 			u, _ := urls.Load(old.(*Store))
-			return openURL(t, u.(string))
+			return openURL(t, u.(string), testOptions)
 		},
-		Purge: purgeFn,
+		// The purge needs DELETE, which the service role lacks: it runs
+		// as the owner, as "pgxsafety audit purge" does (docs/operations.md).
+		Purge: func(t *testing.T, s audittest.Store, cutoff time.Time) (int64, error) {
+			u, _ := urls.Load(s.(*Store))
+			opts := testOptions
+			opts.NoMigrate = true
+			opts.Now = s.(*Store).opts.Now
+			owner, err := OpenWith(context.Background(), u.(string), "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer owner.Close()
+			res, err := owner.Purge(context.Background(), cutoff)
+			return res.Removed, err
+		},
+		// Exec runs as the owner: the triggers must stop even a client
+		// with every DML right.
 		Exec: func(t *testing.T, s audittest.Store, stmt string) error {
-			_, err := s.(*Store).db.ExecContext(context.Background(), stmt)
+			db := rawDB(t, s)
+			defer db.Close()
+			_, err := db.ExecContext(context.Background(), stmt)
 			return err
 		},
 		Tamper: func(t *testing.T, s audittest.Store, stmts ...string) {
 			t.Helper()
-			db := s.(*Store).db
-			all := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`}, stmts...)
+			db := rawDB(t, s)
+			defer db.Close()
+			all := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+				`ALTER TABLE audit_checkpoint DISABLE TRIGGER USER`, `ALTER TABLE audit_purged_leaf DISABLE TRIGGER USER`}, stmts...)
 			for _, stmt := range all {
 				if _, err := db.ExecContext(context.Background(), stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
+			}
+		},
+		Backdate: func(t *testing.T, s audittest.Store, through int64, at time.Time) {
+			t.Helper()
+			db := rawDB(t, s)
+			defer db.Close()
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			for _, stmt := range []string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+				`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+				`ALTER TABLE audit_log ENABLE TRIGGER USER`} {
+				if _, err := tx.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
 			}
 		},
 		Block: func(t *testing.T, s audittest.Store) func() {
@@ -609,5 +749,262 @@ func TestStoredTimeSortsAsTime(t *testing.T) {
 		if err != nil || !back.Equal(times[i]) {
 			t.Errorf("stored time %s parses to %v, %v", b, back, err)
 		}
+	}
+}
+
+// TestProofsVerifyWithTransparencyDev checks the inclusion and consistency
+// proofs of a real store (SQLite, and PostgreSQL when configured), across a
+// retention purge, with the transparency-dev verifier and the checkpoint
+// parser of transparency-dev/formats.
+func TestProofsVerifyWithTransparencyDev(t *testing.T) {
+	backends := map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store { s, _ := openTemp(t); return s },
+		"postgres": func(t *testing.T) *Store {
+			s, err := OpenWith(context.Background(), pgSchema(t, postgresURL(t)), "", testOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			old := time.Now().UTC().AddDate(-2, 0, 0)
+			var entries []audit.Entry
+			for i := range 13 {
+				e := entry(i)
+				if i < 4 {
+					e.Time = old.Add(time.Duration(i) * time.Second)
+				}
+				got, err := s.Append(ctx, e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, got)
+			}
+			signer := audittest.Signer()
+			nv, err := note.NewVerifier(signer.Verifier().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := audit.NewLog(s)
+			first, err := log.Checkpoint(ctx, signer.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Purge the first four entries (committed long ago).
+			audittestBackdate(t, s, 4, old)
+			if res, err := s.Purge(ctx, time.Now().AddDate(-1, 0, -1)); err != nil || res.Removed != 4 {
+				t.Fatalf("Purge = %+v, %v", res, err)
+			}
+			for i := 13; i < 20; i++ {
+				got, err := s.Append(ctx, entry(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, got)
+			}
+			cur, err := log.Checkpoint(ctx, signer.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, err := signer.SignCheckpoint(cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, _, _, err := tdlog.ParseCheckpoint(msg, signer.Name(), nv)
+			if err != nil {
+				t.Fatalf("transparency-dev rejects the checkpoint: %v", err)
+			}
+			if parsed.Size != 20 {
+				t.Fatalf("checkpoint size %d, want 20", parsed.Size)
+			}
+			hasher := rfc6962.DefaultHasher
+			for _, e := range entries {
+				p, err := log.InclusionProof(ctx, e.Sequence, cur.Size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leaf, _ := audit.LeafHash(e.EntryHash)
+				if err := proof.VerifyInclusion(hasher, uint64(e.Sequence-1), parsed.Size, leaf[:], hashBytes(p), parsed.Hash); err != nil {
+					t.Errorf("transparency-dev rejects the inclusion proof of entry %d: %v", e.Sequence, err)
+				}
+			}
+			p, err := log.ConsistencyProof(ctx, first.Size, cur.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proof.VerifyConsistency(hasher, first.Size, cur.Size, hashBytes(p), first.Root[:], parsed.Hash); err != nil {
+				t.Errorf("transparency-dev rejects the consistency proof %d→%d: %v", first.Size, cur.Size, err)
+			}
+			// The retention checkpoint is itself a checkpoint of the log.
+			rc, ok, err := s.LatestCheckpoint(ctx)
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			rcp, _, _, err := tdlog.ParseCheckpoint(rc.Note, signer.Name(), nv)
+			if err != nil || rcp.Size != 4 {
+				t.Fatalf("transparency-dev reads the retention checkpoint as %+v, %v", rcp, err)
+			}
+			p, err = log.ConsistencyProof(ctx, 4, cur.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proof.VerifyConsistency(hasher, 4, cur.Size, hashBytes(p), rcp.Hash, parsed.Hash); err != nil {
+				t.Errorf("the retention checkpoint is not a prefix of the log: %v", err)
+			}
+			if _, err := audit.VerifyLog(ctx, s, audit.VerifyOptions{Key: signer.Verifier(), Kept: [][]byte{msg}}); err != nil {
+				t.Errorf("VerifyLog: %v", err)
+			}
+		})
+	}
+}
+
+func hashBytes(hs []tlog.Hash) [][]byte {
+	out := make([][]byte, len(hs))
+	for i := range hs {
+		out[i] = hs[i][:]
+	}
+	return out
+}
+
+// audittestBackdate sets committed_at of the entries up to through, with
+// the UPDATE guard lifted for the statement (the harness's Backdate).
+func audittestBackdate(t *testing.T, s *Store, through int64, at time.Time) {
+	t.Helper()
+	if s.Backend() == "sqlite" {
+		sqliteHarness().Backdate(t, s, through, at)
+		return
+	}
+	ctx := context.Background()
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range []string{`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+		`UPDATE audit_log SET committed_at = '` + at.UTC().Format("2006-01-02T15:04:05Z") + `' WHERE seq <= ` + strconv.FormatInt(through, 10),
+		`ALTER TABLE audit_log ENABLE TRIGGER USER`} {
+		if _, err := tx.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresServiceRoleIsLeastPrivilege checks that the service role of
+// docs/operations.md appends and reads but can change nothing else: no
+// UPDATE, DELETE, TRUNCATE, trigger or table change.
+func TestPostgresServiceRoleIsLeastPrivilege(t *testing.T) {
+	base := postgresURL(t)
+	if os.Getenv(appUserEnv) == "" {
+		t.Skip(appUserEnv + " is not set: the PostgreSQL tests connect as the database owner (.ci/run sets it)")
+	}
+	ownerURL := pgSchema(t, base)
+	u, opts := serviceURL(t, ownerURL, testOptions)
+	s, err := OpenWith(context.Background(), u, "", opts)
+	if err != nil {
+		t.Fatalf("the service role cannot open the store: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Append(context.Background(), entry(0)); err != nil {
+		t.Fatalf("the service role cannot append: %v", err)
+	}
+	for _, stmt := range []string{
+		`UPDATE audit_log SET endpoint = 'x'`,
+		`DELETE FROM audit_log`,
+		`TRUNCATE audit_log`,
+		`ALTER TABLE audit_log DISABLE TRIGGER USER`,
+		`DROP TRIGGER audit_log_no_update ON audit_log`,
+		`INSERT INTO audit_purged_leaf (seq, entry_hash) VALUES (1, 'x')`,
+		`CREATE TABLE audit_shadow (x int)`,
+	} {
+		_, err := s.db.Exec(stmt)
+		if err == nil {
+			t.Errorf("the service role ran %s", stmt)
+			continue
+		}
+		if !strings.Contains(err.Error(), "permission denied") && !strings.Contains(err.Error(), "must be owner") &&
+			!strings.Contains(err.Error(), "audit_purged_leaf:") {
+			t.Errorf("%s: %v, want a privilege error", stmt, err)
+		}
+	}
+	if _, err := s.Purge(context.Background(), time.Now().AddDate(-2, 0, 0)); err != nil {
+		t.Errorf("a purge with nothing expired needs no DELETE: %v", err)
+	}
+}
+
+// TestImmutableFilesFailClosedWithoutCrashing makes the SQLite files
+// immutable under a running store (chattr +i), which makes touching
+// SQLite's memory-mapped WAL index raise SIGBUS. The store must turn that
+// into errors (503s for clients) and report itself unhealthy, not kill the
+// process.
+func TestImmutableFilesFailClosedWithoutCrashing(t *testing.T) {
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skip("chattr is not installed: cannot make the files immutable")
+	}
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.Append(ctx, entry(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Health(ctx); err != nil {
+		t.Fatalf("Health of a working store: %v", err)
+	}
+	// Another connection keeps the WAL index (-shm) in place; every call
+	// of the store below opens a fresh connection, as a busy server does.
+	holder, err := sql.Open("sqlite", s.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := holder.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed after the files are writable again (cleanups run last
+	// first): closing a connection checkpoints the WAL.
+	t.Cleanup(func() { conn.Close(); holder.Close() })
+	if _, err := conn.ExecContext(ctx, `SELECT COUNT(*) FROM audit_log`); err != nil {
+		t.Fatal(err)
+	}
+	s.db.SetMaxIdleConns(0)
+	files := []string{s.Location(), s.Location() + "-wal", s.Location() + "-shm"}
+	t.Cleanup(func() {
+		if out, err := exec.Command(chattr, append([]string{"-i"}, files...)...).CombinedOutput(); err != nil {
+			t.Errorf("chattr -i: %v %s", err, out)
+		}
+	})
+	if out, err := exec.Command(chattr, append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i is not permitted here (needs CAP_LINUX_IMMUTABLE and a file system that supports it): %v %s", err, out)
+	}
+	// Readers on several connections at once, as under load.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.Entries(ctx, 0, func(audit.Entry) error { return nil })
+			_ = s.Ping(ctx)
+		}()
+	}
+	wg.Wait()
+	for i := range 3 {
+		_, err := s.Append(ctx, entry(i+1))
+		t.Logf("append %d: %v", i, err)
+		if !errors.Is(err, audit.ErrUnavailable) {
+			t.Errorf("Append to immutable files = %v, want an error wrapping audit.ErrUnavailable", err)
+		}
+	}
+	if err := s.Health(ctx); err == nil {
+		t.Error("Health after failed commits = nil, want an error")
+	}
+	if _, err := s.Entry(ctx, "aud_x"); err == nil {
+		t.Error("Entry after a storage fault succeeded")
 	}
 }

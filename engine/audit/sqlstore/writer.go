@@ -95,12 +95,16 @@ func (s *Store) commitBatch(batch []*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
 	stored, err := s.appendTx(ctx, batch)
 	cancel()
+	s.recordCommit(err)
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(CommitStats{Entries: len(batch), Duration: time.Since(start), Err: err})
 	}
 	for i, p := range batch {
 		if err != nil {
-			p.reply <- appendResult{err: fmt.Errorf("%w: %w", audit.ErrUnavailable, err)}
+			if !errors.Is(err, audit.ErrUnavailable) {
+				err = fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
+			}
+			p.reply <- appendResult{err: err}
 			continue
 		}
 		p.reply <- appendResult{e: stored[i]}
@@ -168,7 +172,11 @@ func insertArgs(e audit.Entry) []any {
 }
 
 // appendTx chains and inserts the batch in one transaction.
-func (s *Store) appendTx(ctx context.Context, batch []*pending) ([]audit.Entry, error) {
+func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry, err error) {
+	if err := s.faulted(); err != nil {
+		return nil, err
+	}
+	defer s.guard(&err)()
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, err
@@ -200,8 +208,13 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) ([]audit.Entry, 
 		out[i] = e
 		args = append(args, insertArgs(e)...)
 	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ") + ")"
-	query := `INSERT INTO audit_log (` + insertColumns + `) VALUES ` +
+	cols, row := insertColumns, "("+strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ")
+	if s.d.committedAt != "" {
+		cols += ", committed_at"
+		row += ", " + s.d.committedAt
+	}
+	row += ")"
+	query := `INSERT INTO audit_log (` + cols + `) VALUES ` +
 		strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
 	if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
 		return nil, fmt.Errorf("insert: %w", err)

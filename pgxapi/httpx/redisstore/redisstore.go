@@ -106,3 +106,8 @@ func (r *ReplayCache) Claim(ctx context.Context, key string, until time.Time) (b
 	}
 	return r.c.SetNX(ctx, replayKeyPrefix+key, 1, ttl).Result()
 }
+
+// Release deletes a claimed key (the call that claimed it gave no answer).
+func (r *ReplayCache) Release(ctx context.Context, key string) error {
+	return r.c.Del(ctx, replayKeyPrefix+key).Err()
+}

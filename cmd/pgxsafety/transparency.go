@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
+)
+
+// The audit log's signing key and witness (docs/operations.md
+// "Transparency log").
+const (
+	// logKeyFileName is the key file in the data directory.
+	logKeyFileName = "audit-log.key"
+	// witnessFileName is the default witness file in the data directory.
+	witnessFileName = "audit-checkpoint.witness"
+	// defaultCheckpointInterval is how often serve signs a checkpoint
+	// when the log grew.
+	defaultCheckpointInterval = 10 * time.Second
+)
+
+// logKeyPath is PGXSAFETY_AUDIT_KEY_FILE or audit-log.key in dataDir.
+func logKeyPath(dataDir string) string {
+	return envOr("PGXSAFETY_AUDIT_KEY_FILE", filepath.Join(dataDir, logKeyFileName))
+}
+
+// witnessPath is PGXSAFETY_AUDIT_WITNESS_FILE or the file in dataDir.
+func witnessPath(dataDir string) string {
+	return envOr("PGXSAFETY_AUDIT_WITNESS_FILE", filepath.Join(dataDir, witnessFileName))
+}
+
+// loadLogKey reads the log's private key. With create, a missing key file
+// is created (mode 0600, in a directory of mode 0700) with a new key named
+// PGXSAFETY_AUDIT_LOG_ORIGIN (default "pgxsafety/audit/" and 8 random hex
+// digits), and its verifier key is written beside it as FILE.pub. A key
+// file readable by group or others is refused.
+func loadLogKey(path string, create bool) (*tlog.Signer, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && create {
+		return createLogKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit log key: %w (it signs checkpoints; see docs/operations.md)", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("audit log key %s has mode %o: it must be readable by its owner only (chmod 600)", path, fi.Mode().Perm())
+	}
+	s, err := tlog.NewSigner(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("audit log key %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func createLogKey(path string) (*tlog.Signer, error) {
+	origin := envOr("PGXSAFETY_AUDIT_LOG_ORIGIN", "")
+	if origin == "" {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		origin = "pgxsafety/audit/" + hex.EncodeToString(b[:])
+	}
+	skey, vkey, err := tlog.GenerateKey(rand.Reader, origin)
+	if err != nil {
+		return nil, usageError("PGXSAFETY_AUDIT_LOG_ORIGIN: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	if _, err := f.WriteString(skey + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	if err := os.WriteFile(path+".pub", []byte(vkey+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("audit log key: %w", err)
+	}
+	return tlog.NewSigner(skey)
+}
+
+// loadVerifierKey reads a verifier key given as "NAME+HASH+BASE64" or as
+// the path of a file holding one (or holding the private key, whose
+// verifier is used).
+func loadVerifierKey(v string) (*tlog.Verifier, error) {
+	if vk, err := tlog.NewVerifier(v); err == nil {
+		return vk, nil
+	}
+	b, err := os.ReadFile(v)
+	if err != nil {
+		return nil, usageError("--key %q is neither a verifier key (NAME+HASH+KEY) nor a readable file", v)
+	}
+	text := strings.TrimSpace(string(b))
+	if strings.HasPrefix(text, "PRIVATE+KEY+") {
+		s, err := tlog.NewSigner(text)
+		if err != nil {
+			return nil, err
+		}
+		return s.Verifier(), nil
+	}
+	return tlog.NewVerifier(text)
+}
+
+// fileWitness keeps the latest checkpoint in a file outside the database
+// and refuses to replace it by one the log cannot prove consistent with it:
+// a checkpoint of a smaller log, or of a log whose first entries differ.
+// Point it at storage the database owner cannot rewrite (another host, a
+// write-once bucket mounted as a file system, a ticketing system's drop
+// folder).
+type fileWitness struct {
+	path string
+	key  *tlog.Verifier
+}
+
+// Latest returns the witnessed checkpoint, or nil when there is none.
+func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
+	b, err := os.ReadFile(w.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("witness: %w", err)
+	}
+	cp, err := w.key.OpenCheckpoint(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("witness %s: %w", w.path, err)
+	}
+	return b, &cp, nil
+}
+
+// Update replaces the witnessed checkpoint by msg after checking, with
+// proof (from the witnessed size to msg's), that the log still extends it.
+func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Hash, error)) error {
+	cp, err := w.key.OpenCheckpoint(msg)
+	if err != nil {
+		return err
+	}
+	_, old, err := w.Latest()
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		if old.Size > cp.Size {
+			return fmt.Errorf("%w: the witness holds a checkpoint of %d entries, the log now has %d: entries were removed",
+				audit.ErrChainBroken, old.Size, cp.Size)
+		}
+		p, err := proof(old.Size, cp.Size)
+		if err != nil {
+			return err
+		}
+		if err := tlog.VerifyConsistency(old.Size, cp.Size, p, old.Root, cp.Root); err != nil {
+			return fmt.Errorf("%w: the log is not consistent with the witnessed checkpoint of %d entries: %v",
+				audit.ErrChainBroken, old.Size, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	tmp := w.path + ".tmp"
+	if err := os.WriteFile(tmp, msg, 0o644); err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	if err := os.Rename(tmp, w.path); err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	return nil
+}
+
+// checkpointer signs checkpoints of the audit log, hands them to the
+// witness and serves them and their proofs (pgxapi.TransparencyLog).
+type checkpointer struct {
+	store   *sqlstore.Store
+	log     *audit.Log
+	signer  *tlog.Signer
+	witness *fileWitness
+	zlog    *zap.Logger
+
+	mu     sync.Mutex
+	latest []byte
+	cp     tlog.Checkpoint
+	err    error
+}
+
+var _ pgxapi.TransparencyLog = (*checkpointer)(nil)
+
+func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, witnessFile string, log *zap.Logger) *checkpointer {
+	return &checkpointer{
+		store:   store,
+		log:     audit.NewLog(store),
+		signer:  signer,
+		witness: &fileWitness{path: witnessFile, key: signer.Verifier()},
+		zlog:    log,
+	}
+}
+
+// publish signs a checkpoint of the current tree (when it grew) and has
+// the witness accept it. A log found inconsistent with the tree or the
+// witness stops being checkpointed: the error is kept, logged and
+// reported by /readyz and /pgx/status.
+func (c *checkpointer) publish(ctx context.Context) error {
+	cp, err := c.log.Checkpoint(ctx, c.signer.Name())
+	if err != nil {
+		return c.fail(err)
+	}
+	c.mu.Lock()
+	same := c.latest != nil && c.cp.Size == cp.Size
+	c.mu.Unlock()
+	if same {
+		return nil
+	}
+	msg, err := c.signer.SignCheckpoint(cp)
+	if err != nil {
+		return c.fail(err)
+	}
+	if err := c.witness.Update(msg, func(from, to uint64) ([]tlog.Hash, error) {
+		return c.log.ConsistencyProof(ctx, from, to)
+	}); err != nil {
+		return c.fail(err)
+	}
+	c.mu.Lock()
+	c.latest, c.cp, c.err = msg, cp, nil
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *checkpointer) fail(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(err, audit.ErrChainBroken) {
+		// Tampering: never sign again in this process.
+		if c.err == nil || !errors.Is(c.err, audit.ErrChainBroken) {
+			c.zlog.Error("audit log is inconsistent with its checkpoints: no further checkpoint will be signed; run \"pgxsafety audit verify\"", zap.Error(err))
+		}
+		c.err = err
+		c.latest = nil
+		return err
+	}
+	if c.err == nil {
+		c.zlog.Warn("audit checkpoint failed; will retry", zap.Error(err))
+	}
+	c.err = err
+	return err
+}
+
+// run publishes every interval until ctx ends.
+func (c *checkpointer) run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if c.Err() != nil && errors.Is(c.Err(), audit.ErrChainBroken) {
+			continue
+		}
+		_ = c.publish(ctx)
+	}
+}
+
+// Err is the last checkpointing error (nil when the last attempt worked).
+func (c *checkpointer) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Latest implements pgxapi.TransparencyLog.
+func (c *checkpointer) Latest() ([]byte, tlog.Checkpoint, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.latest == nil {
+		err := c.err
+		if err == nil {
+			err = errors.New("none signed yet")
+		}
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %w", pgxapi.ErrNoCheckpoint, err)
+	}
+	return c.latest, c.cp, nil
+}
+
+// Locate implements pgxapi.TransparencyLog.
+func (c *checkpointer) Locate(ctx context.Context, id string) (int64, string, error) {
+	e, err := c.store.Entry(ctx, id)
+	if errors.Is(err, sqlstore.ErrNotFound) {
+		return 0, "", fmt.Errorf("%w: %w", pgxapi.ErrUnknownEntry, err)
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return e.Sequence, e.EntryHash, nil
+}
+
+// InclusionProof implements pgxapi.TransparencyLog.
+func (c *checkpointer) InclusionProof(ctx context.Context, seq int64, size uint64) ([]tlog.Hash, error) {
+	return c.log.InclusionProof(ctx, seq, size)
+}
+
+// ConsistencyProof implements pgxapi.TransparencyLog.
+func (c *checkpointer) ConsistencyProof(ctx context.Context, size1, size2 uint64) ([]tlog.Hash, error) {
+	return c.log.ConsistencyProof(ctx, size1, size2)
+}
