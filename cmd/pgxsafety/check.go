@@ -162,9 +162,19 @@ func formatResult(res engine.Result) string {
 		drug += " (" + res.DrugNormalised + ")"
 	}
 	if !res.DrugRecognised {
-		drug += " — not in the knowledge"
+		drug += " — not recognised: nothing was checked for it (review)"
 	}
 	field("", "Drug", drug)
+	if r := res.DrugReading; r != nil && r.Via != "" && r.Via != "name" {
+		read := r.Via
+		if r.Matched != "" {
+			read += " " + r.Matched
+		}
+		field("", "Read as", read)
+	}
+	if r := res.DrugReading; r != nil && len(r.Unrecognised) > 0 {
+		field("", "Not checked", strings.Join(r.Unrecognised, ", "))
+	}
 	if len(res.DidYouMean) > 0 {
 		field("", "Did you mean", strings.Join(res.DidYouMean, ", "))
 	}
@@ -177,7 +187,7 @@ func formatResult(res engine.Result) string {
 
 	var assumptions []string
 	for i, a := range res.Alerts {
-		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, a.Severity, a.Gene, a.Category)
+		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, a.Severity, strings.TrimSpace(a.Drug+" "+a.Gene), a.Category)
 		for _, g := range a.Genotype {
 			field("  ", "Genotype", genotypeText(g))
 		}

@@ -386,7 +386,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		return nil, err
 	}
 	cds.Register(router)
-	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
+	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet, http.MethodHead)
 
 	s.handler = httpx.Chain(router, httpx.Options{
 		Log:       log,

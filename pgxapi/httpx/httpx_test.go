@@ -86,6 +86,10 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "two values", contentType: "application/json", body: `{"drug":"x"} {"drug":"y"}`, wantStatus: 400, wantDetail: "exactly one JSON value"},
 		{name: "trailing garbage", contentType: "application/json", body: `{"drug":"x"} xyz`, wantStatus: 400, wantDetail: "exactly one JSON value"},
 		{name: "too large", contentType: "application/json", body: `{"drug":"` + strings.Repeat("a", 100) + `"}`, wantStatus: 413, wantDetail: "64 bytes"},
+		{name: "key differing only in case", contentType: "application/json", body: `{"drug":"x","Variants":["rs1"]}`, wantStatus: 400,
+			wantParams: []httpx.Param{{Name: "Variants", Reason: `unknown key; did you mean "variants"?`}}},
+		{name: "nested key differing only in case", contentType: "application/json", body: `{"patient":{"AGE_YEARS":4}}`, wantStatus: 400,
+			wantParams: []httpx.Param{{Name: "patient.AGE_YEARS", Reason: `unknown key; did you mean "age_years"?`}}},
 		{name: "too large after value", contentType: "application/json", body: `{"drug":"x"}` + strings.Repeat(" ", 100), wantStatus: 413},
 	}
 	for _, tc := range tests {
