@@ -333,3 +333,28 @@ func TestRouterNotFoundAndMethodNotAllowed(t *testing.T) {
 		t.Errorf("GET /nowhere: %d %+v", rec.Code, p)
 	}
 }
+
+// TestDecodeJSONExtensibleCase: the extensible intake (CDS Hooks bodies)
+// allows unknown members but refuses a key that differs from a known
+// field only in case.
+func TestDecodeJSONExtensibleCase(t *testing.T) {
+	h := httpx.Wrap(httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		var b body
+		if err := httpx.DecodeJSONExtensible(w, r, &b, 1024); err != nil {
+			return err
+		}
+		return httpx.WriteJSON(w, http.StatusOK, b)
+	}), zap.NewNop())
+	for in, want := range map[string]int{
+		`{"drug":"x","extension":{"a":1}}`: 200,
+		`{"drug":"x","DRUG":"y"}`:          400,
+		`{"Drug":"x"}`:                     400,
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(in))
+		req.Header.Set("Content-Type", "application/json")
+		rec, p := serve(t, h, req)
+		if rec.Code != want {
+			t.Errorf("%s: status %d, want %d (%+v)", in, rec.Code, want, p)
+		}
+	}
+}
