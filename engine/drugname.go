@@ -692,17 +692,20 @@ func (k *Knowledge) didYouMean(name string) []string {
 		limit = 3
 	}
 	bestDist := map[string]int{}
+	nr := []rune(n)
+	prev := make([]int, 64)
+	cur := make([]int, 64)
 	for _, sk := range k.idx.names.suggest {
-		if abs(len(sk.key)-len(n)) > limit && !(len(n) >= 5 && strings.HasPrefix(sk.key, n)) {
+		prefix := len(n) >= 5 && strings.HasPrefix(sk.key, n)
+		if abs(len(sk.key)-len(n)) > limit && !prefix {
 			continue
 		}
-		d := levenshtein(n, sk.key)
-		if d > limit {
-			if len(n) >= 5 && strings.HasPrefix(sk.key, n) {
-				d = limit
-			} else {
+		d, ok := withinDistance(nr, []rune(sk.key), limit, &prev, &cur)
+		if !ok {
+			if !prefix {
 				continue
 			}
+			d = limit // "clopid" → clopidogrel
 		}
 		for _, drug := range sk.drugs {
 			if old, ok := bestDist[drug]; !ok || d < old {
@@ -793,4 +796,37 @@ func (r *DrugReading) notInterpretedAlert() Alert {
 		Alternatives: []string{},
 		Assumptions:  []string{},
 	}
+}
+
+// withinDistance returns the Levenshtein distance of a and b when it is at
+// most limit; it stops as soon as every cell of a row exceeds limit. prev
+// and cur are reused buffers.
+func withinDistance(a, b []rune, limit int, prev, cur *[]int) (int, bool) {
+	if len(b)+1 > len(*prev) {
+		*prev, *cur = make([]int, len(b)+1), make([]int, len(b)+1)
+	}
+	p, c := (*prev)[:len(b)+1], (*cur)[:len(b)+1]
+	for j := range p {
+		p[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		c[0] = i
+		rowMin := c[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			c[j] = min(p[j]+1, c[j-1]+1, p[j-1]+cost)
+			rowMin = min(rowMin, c[j])
+		}
+		if rowMin > limit {
+			return 0, false
+		}
+		p, c = c, p
+	}
+	if d := p[len(b)]; d <= limit {
+		return d, true
+	}
+	return 0, false
 }
