@@ -600,7 +600,7 @@ func (b *cardBuilder) genomicAvailability() []string {
 // state is known.
 func (b *cardBuilder) indiaContext(res engine.Result, a engine.Alert) []string {
 	ic := res.IndianContext
-	if !ic.StateRecognised {
+	if ic.StateRecognised == nil || !*ic.StateRecognised {
 		return nil
 	}
 	out := []string{"State (patient's address): " + firstNonEmpty(ic.StateNormalised, ic.State)}

@@ -170,7 +170,7 @@ func (s *Server) WithFeedbackStore(fs service.FeedbackStore) { s.feedback = fs }
 // Register adds the CDS Hooks endpoints to r. They carry their own
 // authentication (EHR JWTs), not the REST surfaces' OIDC middleware.
 func (s *Server) Register(r *mux.Router) {
-	r.Handle("/cds-services", httpx.Handle(s.discovery)).Methods(http.MethodGet)
+	r.Handle("/cds-services", httpx.Handle(s.discovery)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/cds-services/{id}", httpx.Handle(s.hook)).Methods(http.MethodPost)
 	r.Handle("/cds-services/{id}/feedback", httpx.Handle(s.feedbackPost)).Methods(http.MethodPost)
 }

@@ -17,8 +17,9 @@ func (ev *evaluation) indianContext() {
 		TraditionalMedicine:   []HerbNote{},
 	}
 	if strings.TrimSpace(ev.req.State) != "" {
-		if st, ok := ev.kb.State(ev.req.State); ok {
-			ic.StateRecognised = true
+		st, ok := ev.kb.State(ev.req.State)
+		ic.StateRecognised = &ok
+		if ok {
 			ic.StateNormalised = st.Name
 			if ev.drug != nil {
 				for _, r := range st.Risks {
@@ -34,8 +35,9 @@ func (ev *evaluation) indianContext() {
 	}
 	if strings.TrimSpace(ev.req.Ethnicity) != "" {
 		cs := ev.communities
-		ic.EthnicityRecognised = len(cs) > 0
-		if !ic.EthnicityRecognised {
+		recognised := len(cs) > 0
+		ic.EthnicityRecognised = &recognised
+		if !recognised {
 			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
 				"ethnicity %q matches no community of the knowledge; no community context was applied", ev.req.Ethnicity))
 		}
@@ -72,31 +74,6 @@ func (ev *evaluation) indianContext() {
 		}
 	}
 	ev.res.IndianContext = ic
-}
-
-// matchCommunities returns the communities whose name or alias shares a
-// word stem (four letters or more) with the ethnicity label: "Tamil"
-// matches "Tamilians".
-func (k *Knowledge) matchCommunities(ethnicity string) []*Community {
-	words := strings.Fields(normaliseKey(ethnicity))
-	if len(words) == 0 {
-		return nil
-	}
-	var out []*Community
-	for i, c := range k.idx.communities {
-		hit := false
-		for _, cw := range k.idx.communityWords[i] {
-			for _, w := range words {
-				if len(w) >= 4 && len(cw) >= 4 && (strings.HasPrefix(cw, w) || strings.HasPrefix(w, cw)) {
-					hit = true
-				}
-			}
-		}
-		if hit {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // alternatives lists the safer alternatives named by the matched
@@ -159,7 +136,7 @@ func (ev *evaluation) completeness() DataCompleteness {
 		GenotypeProvided:   len(r.Variants) > 0 || len(r.Diplotypes) > 0 || len(r.HLA) > 0 || len(r.GenesTested) > 0,
 		StateProvided:      strings.TrimSpace(r.State) != "",
 		EthnicityProvided:  strings.TrimSpace(r.Ethnicity) != "",
-		IndicationProvided: strings.TrimSpace(r.Indication) != "",
+		IndicationProvided: strings.TrimSpace(r.Indication) != "" || len(r.IndicationCodes) > 0,
 		FieldsTotal:        4,
 	}
 	for _, b := range []bool{dc.GenotypeProvided, dc.StateProvided, dc.EthnicityProvided, dc.IndicationProvided} {
@@ -211,6 +188,12 @@ func (ev *evaluation) citations() {
 	cite := func(target CitationTarget, source, level, url string) {
 		if url == "" {
 			return // nothing to point at: the field stays uncited rather than cited falsely
+		}
+		// evidence_level takes only the spec's values (1A, 1B, 2A, 2B); a
+		// ClinPGx level 3 or 4 is named in the source text instead.
+		if level != "" && !SpecEvidenceLevel(level) {
+			source += " (ClinPGx level of evidence " + level + ")"
+			level = ""
 		}
 		res.SourceCitations = append(res.SourceCitations, Citation{Target: target, Source: source, EvidenceLevel: level, URL: url})
 	}
@@ -320,10 +303,14 @@ func (ev *evaluation) sourceURL(ids []string, prefer string) string {
 			}
 		}
 	}
-	// No link in the source itself: name the knowledge source row, which
-	// GET /pgx/variants and knowledge/data/sources.json resolve.
-	if len(ids) > 0 {
-		return "pgxsafety-knowledge:source/" + ids[0]
+	// No source of the row has a link or PMID: the literature or press
+	// reference itself stands in the url (spec §2.4 allows a literature
+	// identifier there), e.g. "Lambert & Cormier 2001 Pharmacotherapy
+	// 21(4):509-512".
+	for _, id := range sortPreferred(ids, prefer) {
+		if s, ok := ev.kb.Source(id); ok && s.Title != "" {
+			return s.Title
+		}
 	}
 	return ""
 }
@@ -337,4 +324,14 @@ func sortPreferred(ids []string, prefer string) []string {
 		return prefer != "" && strings.HasPrefix(out[i], prefer) && !strings.HasPrefix(out[j], prefer)
 	})
 	return out
+}
+
+// SpecEvidenceLevel reports whether level is one of the evidence levels a
+// citation may carry (interface spec §2.4): 1A, 1B, 2A, 2B.
+func SpecEvidenceLevel(level string) bool {
+	switch level {
+	case "1A", "1B", "2A", "2B":
+		return true
+	}
+	return false
 }

@@ -12,6 +12,9 @@ func Evaluate(kb *Knowledge, req Request) (Result, error) {
 	if err := kb.Validate(req); err != nil {
 		return Result{}, err
 	}
+	if err := validateContext(req); err != nil {
+		return Result{}, err
+	}
 	return kb.evaluate(req, nil), nil
 }
 
@@ -80,18 +83,37 @@ type evaluation struct {
 
 // evaluate answers req. gt is nil for a full answer; a re-check of an
 // alternative passes the genotype already interpreted and gets only the
-// genotype alerts.
+// genotype alerts. The drug is read with ReadDrug; a combination (more
+// than one covered drug) is answered by evaluating each covered drug and
+// merging the answers (combination.go).
 func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
-	return k.evaluateFull(req, gt, gt == nil)
+	if gt != nil {
+		return k.evaluateDrug(req, gt, nil, false)
+	}
+	return k.evaluateRead(req, nil)
 }
 
 // evaluateWith is a full answer (with alternatives and context) for a
 // genotype interpreted elsewhere (EvaluateSample).
 func (k *Knowledge) evaluateWith(req Request, gt *Genotype) Result {
-	return k.evaluateFull(req, gt, true)
+	return k.evaluateRead(req, gt)
 }
 
-func (k *Knowledge) evaluateFull(req Request, gt *Genotype, withAlternatives bool) Result {
+// evaluateRead reads req.Drug with ReadDrug and answers it in full. gt is
+// a genotype interpreted elsewhere, or nil to interpret req's.
+func (k *Knowledge) evaluateRead(req Request, gt *Genotype) Result {
+	rd := k.ReadDrug(req.Drug)
+	if len(rd.Drugs) > 1 {
+		return k.evaluateCombination(req, rd, gt)
+	}
+	return k.evaluateDrug(req, gt, &rd, true)
+}
+
+// evaluateDrug answers req for one drug. rd is the reading of req.Drug;
+// nil for the re-check of an alternative or an ingredient (a knowledge
+// name). gt nil means: interpret req's genotype. withAlternatives false
+// gives only the genotype alerts (the re-check of an alternative).
+func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, withAlternatives bool) Result {
 	res := Result{
 		Drug:                 req.Drug,
 		DrugNormalised:       NormaliseDrugName(req.Drug),
@@ -119,7 +141,17 @@ func (k *Knowledge) evaluateFull(req Request, gt *Genotype, withAlternatives boo
 	}
 	res.Genotype = ev.genotypeCalls()
 
-	d, ok := k.Drug(req.Drug)
+	var d *Drug
+	ok := false
+	if rd == nil {
+		d, ok = k.Drug(req.Drug)
+	} else {
+		res.DrugReading = rd
+		if len(rd.Drugs) == 1 {
+			d, ok = k.idx.drugs[rd.Drugs[0]]
+		}
+		res.Warnings = append(res.Warnings, rd.warnings()...)
+	}
 	if ok {
 		ev.drug = d
 		res.DrugRecognised = true
@@ -128,15 +160,12 @@ func (k *Knowledge) evaluateFull(req Request, gt *Genotype, withAlternatives boo
 		ev.genotypeAlerts()
 		ev.reviewAlerts() // review.go
 		ev.preTestAlerts()
-	} else {
-		if withAlternatives {
-			res.DidYouMean = k.didYouMean(req.Drug)
-		}
-		msg := fmt.Sprintf("drug %q is not covered by the knowledge: no pharmacogenomic guidance was checked, which does not mean it is safe", req.Drug)
-		if len(res.DidYouMean) > 0 {
-			msg += "; did you mean " + strings.Join(res.DidYouMean, " or ") + "?"
-		}
-		res.Warnings = append(res.Warnings, msg)
+	} else if rd != nil {
+		res.DidYouMean = rd.DidYouMean
+		res.Alerts = append(res.Alerts, rd.notInterpretedAlert())
+	}
+	if rd != nil && ok && rd.Via == "ingredient list" && len(rd.Unrecognised) > 0 {
+		res.Alerts = append(res.Alerts, rd.notInterpretedAlert())
 	}
 	if !withAlternatives {
 		// A re-check of an alternative needs only its genotype alerts.
@@ -290,69 +319,23 @@ func (ev *evaluation) diplotypeForms(d Diplotype) []string {
 }
 
 // populations chooses the recommendation populations that apply to the
-// request. When context cannot decide, every population is evaluated and
-// the most severe answer is used (and the response says so).
-func (ev *evaluation) populations(recs []*Recommendation) (pops []string, note string) {
-	set := map[string]bool{}
-	for _, r := range recs {
-		set[r.Population] = true
-	}
-	all := make([]string, 0, len(set))
-	for p := range set {
-		all = append(all, p)
-	}
-	sort.Strings(all)
-	if len(all) <= 1 {
-		return all, ""
-	}
-	ind := strings.ToLower(ev.req.Indication)
-	var age, months *float64
+// request through SelectPopulation. When context cannot decide, every
+// population is evaluated and the most severe answer is used, and the
+// returned note says so.
+func (ev *evaluation) populations(recs []*Recommendation) (pops []string, note string, notes []string) {
+	ctx := PopulationContext{Codes: ev.req.IndicationCodes, Text: ev.req.Indication}
 	if p := ev.req.Patient; p != nil {
-		age, months = p.AgeYears, p.MonthsOnDrug
+		ctx.AgeYears, ctx.MonthsOnDrug = p.AgeYears, p.MonthsOnDrug
 	}
-	pick := func(p, why string) ([]string, string) {
-		if set[p] {
-			return []string{p}, fmt.Sprintf("guideline population %q chosen from %s", p, why)
-		}
-		return all, ""
+	ch := ev.kb.SelectPopulation(ev.drug.Name, ctx)
+	if len(ch.Populations) <= 1 {
+		return ch.Populations, ch.Reason, ch.Notes
 	}
-	has := func(words ...string) bool {
-		for _, w := range words {
-			if strings.Contains(ind, w) {
-				return true
-			}
-		}
-		return false
+	note = fmt.Sprintf("the context does not say which guideline population applies (%s); every one was evaluated and the most severe recommendation is shown", strings.Join(quoteEach(ch.Populations), ", "))
+	if ch.Reason != "" {
+		note = ch.Reason + "; " + note
 	}
-	switch {
-	case set["CVI ACS PCI"]: // clopidogrel
-		switch {
-		case has("acs", "acute coronary", "pci", "percutaneous", "stent", "myocardial infarction", "stemi", "nstemi", "unstable angina"):
-			return pick("CVI ACS PCI", "the indication (acute coronary syndrome or PCI)")
-		case has("stroke", "tia", "transient ischaemic", "transient ischemic", "neurovascular", "cerebrovascular", "carotid", "intracranial"):
-			return pick("NVI", "the indication (neurovascular)")
-		case has("coronary", "cardiac", "cardiovascular", "peripheral arter", "pad", "angina", "atrial"):
-			return pick("CVI non-ACS non-PCI", "the indication (cardiovascular, neither ACS nor PCI)")
-		}
-	case set["adults"] && set["pediatrics"]:
-		if age != nil {
-			if *age >= 18 {
-				return pick("adults", "the patient's age (18 or over)")
-			}
-			return pick("pediatrics", "the patient's age (under 18)")
-		}
-	case set["PHT naive"], set["CBZ naive"], set["OXC naive"]:
-		if months != nil {
-			for _, p := range all {
-				naive := strings.Contains(p, "naive")
-				long := strings.Contains(p, ">3")
-				if *months == 0 && naive || *months > 3 && long {
-					return pick(p, "the months already on the drug")
-				}
-			}
-		}
-	}
-	return all, fmt.Sprintf("the context does not say which guideline population applies (%s); every one was evaluated and the most severe recommendation is shown", strings.Join(quoteEach(all), ", "))
+	return ch.Populations, note, ch.Notes
 }
 
 func quoteEach(ss []string) []string {
@@ -483,7 +466,7 @@ func (ev *evaluation) genotypeAlerts() {
 		ev.warfarinAlerts()
 		return
 	}
-	pops, popNote := ev.populations(recs)
+	pops, popNote, popNotes := ev.populations(recs)
 	var best *Recommendation
 	var bestNotes []string
 	bestSev := Severity(-1)
@@ -520,11 +503,10 @@ func (ev *evaluation) genotypeAlerts() {
 		bestSev = SeverityInfo
 	}
 	a := ev.alertFor(best, bestSev)
-	if popNote != "" && len(pops) > 1 {
-		a.Assumptions = append(a.Assumptions, popNote)
-	} else if popNote != "" {
+	if popNote != "" {
 		a.Assumptions = append(a.Assumptions, popNote)
 	}
+	a.Assumptions = append(a.Assumptions, popNotes...)
 	if ambiguous {
 		a.Assumptions = append(a.Assumptions, "more than one recommendation row fits the input; the most severe is shown")
 	}
@@ -678,7 +660,9 @@ func (ev *evaluation) variantOf(a *Alert) {
 const ActionableFrequencyThreshold = 0.01
 
 // ActionableFrequency estimates the share of Indian patients carrying at
-// least one no- or decreased-function allele of gene (or, for an HLA gene,
+// least one actionable allele of gene — no or decreased function, a
+// deficient G6PD class, VKORC1's "higher coumarin sensitivity" allele, an
+// unfavourable-response allele — (or, for an HLA gene,
 // the allele a recommendation keys on), from the panel's allele
 // frequencies as 1-(1-q)^2. ok is false when the knowledge has no Indian
 // figure for any such allele.
@@ -698,7 +682,7 @@ func (k *Knowledge) ActionableFrequency(gene string, hlaAlleles []string) (freq 
 				continue
 			}
 			f := strings.ToLower(v.Function)
-			if !strings.Contains(f, "no function") && !strings.Contains(f, "decreased") && !strings.Contains(f, "deficien") {
+			if !actionableFunction(f) {
 				continue
 			}
 			q += *v.AFIndia
@@ -710,6 +694,18 @@ func (k *Knowledge) ActionableFrequency(gene string, hlaAlleles []string) (freq 
 		q = 1
 	}
 	return 1 - (1-q)*(1-q), basis, ok
+}
+
+// actionableFunction reports whether a tracked variant's function (lower
+// case) is one that moves a patient off the normal guideline row. The
+// figures used are exactly those GET /pgx/variants lists.
+func actionableFunction(f string) bool {
+	for _, w := range []string{"no function", "decreased", "deficien", "sensitivity", "unfavorable", "unfavourable"} {
+		if strings.Contains(f, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // preTestAlerts adds a genotype-unknown alert for each level-A gene of the
@@ -861,10 +857,12 @@ func (ev *evaluation) populationAlerts() {
 		if !contains(r.Drugs, ev.drug.Name) {
 			continue
 		}
+		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
 		ev.res.Alerts = append(ev.res.Alerts, Alert{
 			Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
+			Gene:         gene,
 			Category:     CategoryPopulationRisk,
-			Message:      fmt.Sprintf("%s: %s (%s).", ic.StateNormalised, r.Risk, r.Note),
+			Message:      fmt.Sprintf("%s: %s (%s). %s", ic.StateNormalised, r.Risk, r.Note, ev.whyStateRisk(r, gene)),
 			Action:       fmt.Sprintf("Consider the %s context of %s when prescribing %s.", r.Disease, ic.StateNormalised, ev.drug.Name),
 			Alternatives: []string{},
 			Assumptions:  []string{},
@@ -888,7 +886,7 @@ func (ev *evaluation) populationAlerts() {
 			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
 			Gene:            gene,
 			Category:        CategoryPopulationRisk,
-			Message:         fmt.Sprintf("%s: %s (%s).", c.Name, c.Finding, c.Trait),
+			Message:         fmt.Sprintf("%s: %s (%s). %s", c.Name, c.Finding, c.Trait, ev.whyCommunity(c, gene)),
 			Action:          fmt.Sprintf("Community-specific finding for %s: take extra care and monitor; consider testing.", ev.drug.Name),
 			Alternatives:    []string{},
 			TestRecommended: gene != "",
@@ -896,6 +894,62 @@ func (ev *evaluation) populationAlerts() {
 			sourceIDs:       c.SourceIDs,
 		})
 	}
+}
+
+// geneNamedIn returns the first gene of the drug (drugGenes) that text
+// names as a word ("primaquine, tafenoquine (G6PD testing)" → G6PD), or "".
+func (ev *evaluation) geneNamedIn(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
+	})
+	for _, w := range words {
+		if contains(ev.drugGenes(), w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// pairText says how the knowledge links gene to the drug: its CPIC level,
+// or that it is not one of the drug's CPIC genes.
+func (ev *evaluation) pairText(gene string) string {
+	p := ev.pair(gene)
+	if contains(ev.drugGenes(), gene) {
+		if p != nil {
+			return fmt.Sprintf("%s is a CPIC level %s gene of %s, so a %s result changes the advice", gene, p.CPICLevel, ev.drug.Name, gene)
+		}
+		return fmt.Sprintf("%s has guideline recommendations for %s, so a %s result changes the advice", gene, ev.drug.Name, gene)
+	}
+	if p != nil {
+		return fmt.Sprintf("%s and %s are a CPIC level %s gene-drug pair (no recommendation rows for it in the knowledge)", gene, ev.drug.Name, p.CPICLevel)
+	}
+	return fmt.Sprintf("%s is not one of %s's CPIC genes in the knowledge; the finding is what links them", gene, ev.drug.Name)
+}
+
+// whyStateRisk is the sentence saying why a state's endemic risk matters
+// for the drug, from the state data's own affected-drugs text.
+func (ev *evaluation) whyStateRisk(r StateRisk, gene string) string {
+	why := fmt.Sprintf("Why it matters for %s: the state data names %s among the drugs this %s risk affects", ev.drug.Name, ev.drug.Name, r.Disease)
+	if r.AffectedText != "" {
+		why += fmt.Sprintf(" (%q)", r.AffectedText)
+	}
+	if gene != "" {
+		why += "; " + ev.pairText(gene)
+	}
+	return why + "."
+}
+
+// whyCommunity is the sentence saying why a community finding matters for
+// the drug.
+func (ev *evaluation) whyCommunity(c *Community, gene string) string {
+	why := fmt.Sprintf("Why it matters for %s: the study names %s", ev.drug.Name, ev.drug.Name)
+	if c.DrugsText != "" {
+		why += fmt.Sprintf(" (%q)", c.DrugsText)
+	}
+	if gene != "" {
+		why += "; " + ev.pairText(gene)
+	}
+	return why + "."
 }
 
 func stateRisks(st *State) []StateRisk {
@@ -906,67 +960,11 @@ func stateRisks(st *State) []StateRisk {
 }
 
 func sortAlerts(as []Alert) {
-	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2}
+	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2, CategoryNotInterpreted: 3}
 	sort.SliceStable(as, func(i, j int) bool {
 		if as[i].severity != as[j].severity {
 			return as[i].severity > as[j].severity
 		}
 		return rank[as[i].Category] < rank[as[j].Category]
 	})
-}
-
-// didYouMean suggests covered drugs within a small edit distance.
-func (k *Knowledge) didYouMean(name string) []string {
-	n := NormaliseDrugName(name)
-	if n == "" {
-		return nil
-	}
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	limit := 2
-	if len(n) > 8 {
-		limit = 3
-	}
-	for _, d := range k.idx.drugNames {
-		if dist := levenshtein(n, d); dist <= limit {
-			cs = append(cs, cand{d, dist})
-		} else if len(n) >= 5 && strings.HasPrefix(d, n) {
-			cs = append(cs, cand{d, limit})
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].d != cs[j].d {
-			return cs[i].d < cs[j].d
-		}
-		return cs[i].name < cs[j].name
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < 3; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -19,8 +19,9 @@ type index struct {
 	variants      map[string]*TrackedVariant   // rsid → tracked variant
 	states        map[string]*State            // normalised name or alias → state
 	communities   []*Community
-	// communityWords are the normalised words of each community's names.
-	communityWords [][]string
+	// communityNames are, per community, its whole names as normalised
+	// word sequences (community.go).
+	communityNames [][][]string
 	sources        map[string]*Source
 	hla            map[string]*HLAAllele // "HLA-B*15:02" → allele
 	// actionableFreq is, per gene, the share of Indian-frequency-weighted
@@ -31,6 +32,8 @@ type index struct {
 	defGenes    []string                       // genes with definitions, sorted
 	defRsid     map[string][]defLocus          // rsID → definition positions (observe.go)
 	refSeqChrom map[string]string              // "NC_000010.11" → "chr10"
+	names       *nameIndex                     // drug names, brands, codes (drugname.go)
+	indication  *indicationIndex               // indication codes (indication.go)
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -92,11 +95,7 @@ func (k *Knowledge) Build() error {
 	for i := range k.Communities {
 		c := &k.Communities[i]
 		ix.communities = append(ix.communities, c)
-		var words []string
-		for _, n := range append([]string{c.Name}, c.Aliases...) {
-			words = append(words, strings.Fields(normaliseKey(n))...)
-		}
-		ix.communityWords = append(ix.communityWords, words)
+		ix.communityNames = append(ix.communityNames, k.communityNames(c))
 	}
 	for i := range k.HLAAlleles {
 		h := &k.HLAAlleles[i]
@@ -125,6 +124,8 @@ func (k *Knowledge) Build() error {
 	}
 	ix.knownNames = k.entityNames()
 	k.idx = ix
+	ix.names = k.buildNameIndex()
+	ix.indication = k.buildIndicationIndex()
 	return nil
 }
 
@@ -173,6 +174,10 @@ func (k *Knowledge) entityNames() map[string]bool {
 		for _, s := range d.Synonyms {
 			add(s)
 		}
+	}
+	for _, n := range k.DrugNames {
+		add(n.Name)
+		add(n.Stem)
 	}
 	for _, g := range k.Genes {
 		add(g.Symbol)
@@ -232,9 +237,18 @@ func (k *Knowledge) Known(name string) bool {
 	return k.idx.knownNames[strings.ToLower(strings.TrimSpace(name))]
 }
 
-// Drug returns the covered drug for a name, synonym or salt form.
+// Drug returns the covered drug for a name, synonym or salt form. It
+// answers through ReadDrug, and only when the name reads as exactly one
+// drug; combinations and names that need confirmation return false.
 func (k *Knowledge) Drug(name string) (*Drug, bool) {
-	d, ok := k.idx.drugs[NormaliseDrugName(name)]
+	if d, ok := k.idx.drugs[NormaliseDrugName(name)]; ok {
+		return d, true
+	}
+	r := k.ReadDrug(name)
+	if r.Status != DrugStatusRecognised || len(r.Drugs) != 1 || len(r.Unrecognised) > 0 {
+		return nil, false
+	}
+	d, ok := k.idx.drugs[r.Drugs[0]]
 	return d, ok
 }
 

@@ -23,6 +23,8 @@ type Knowledge struct {
 	// Definitions are PharmCAT's allele definitions in VCF space, used by
 	// the allele matcher (definition.go, match.go).
 	Definitions []GeneDefinition `json:"definitions,omitempty"`
+	DrugNames   []DrugName       `json:"drug_names,omitempty"`  // names.go
+	Indications []IndicationCode `json:"indications,omitempty"` // names.go
 
 	Classifier *ClassifierKnowledge `json:"classifier,omitempty"` // variant classification (classifier_knowledge.go)
 

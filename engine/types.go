@@ -31,7 +31,11 @@ type Request struct {
 	State      string         `json:"state,omitempty"`
 	Ethnicity  string         `json:"ethnicity,omitempty"`
 	Indication string         `json:"indication,omitempty"`
-	Patient    *Patient       `json:"patient,omitempty"`
+	// IndicationCodes are coded indications, conditions and procedures
+	// (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED CT); they choose the guideline
+	// population before the free-text indication is read (indication.go).
+	IndicationCodes []Coding `json:"indication_codes,omitempty"`
+	Patient         *Patient `json:"patient,omitempty"`
 }
 
 // Severity of an alert.
@@ -63,6 +67,10 @@ const (
 	CategoryConfirmed      = "genotype-confirmed"
 	CategoryUnknown        = "genotype-unknown"
 	CategoryPopulationRisk = "population-risk"
+	// CategoryNotInterpreted marks an input the engine could not read (a
+	// drug name it does not recognise): nothing was checked for it, which
+	// is not a statement that it is safe.
+	CategoryNotInterpreted = "input-not-interpreted"
 )
 
 // GenotypeCall is the engine's interpretation of one gene.
@@ -82,10 +90,16 @@ type Guideline struct {
 // Alert is one finding (spec §2.5 plus extensions).
 type Alert struct {
 	// ID identifies the alert within its Result; citations name it.
-	ID              string
-	Severity        string
-	SeverityScore   int
-	Variant         string
+	ID string
+	// Drug names the covered drug the alert is about; set only in the
+	// answer for a combination product or ingredient list.
+	Drug          string
+	Severity      string
+	SeverityScore int
+	Variant       string
+	// Gene is the pharmacogene the alert is about; empty when it concerns
+	// none (a state's endemic risk that names no gene of the drug, a drug
+	// name that was not recognised).
 	Gene            string
 	StarAllele      string
 	AFIndia         *float64
@@ -152,13 +166,15 @@ type HerbNote struct {
 
 // IndianContext is the India-specific part of a result.
 type IndianContext struct {
-	State                 string
-	StateRecognised       bool
+	State string
+	// StateRecognised and EthnicityRecognised are set only when a state
+	// or an ethnicity was sent.
+	StateRecognised       *bool
 	StateNormalised       string
 	EndemicRisks          []EndemicRisk
 	PopulationFrequencies []PopulationFrequency
 	Ethnicity             string
-	EthnicityRecognised   bool
+	EthnicityRecognised   *bool
 	CommunityNotes        []CommunityNote
 	TraditionalMedicine   []HerbNote
 }
@@ -238,13 +254,15 @@ const GroundingContract = "no entity outside graph result rows"
 // wire form (field names, JSON paths of citations) belongs to the REST
 // surface (pgxapi).
 type Result struct {
-	Confidence           string
-	DataCompleteness     DataCompleteness
-	SourceCitations      []Citation
-	Drug                 string
-	DrugNormalised       string
-	DrugRecognised       bool
-	DidYouMean           []string
+	Confidence       string
+	DataCompleteness DataCompleteness
+	SourceCitations  []Citation
+	Drug             string
+	DrugNormalised   string
+	DrugRecognised   bool
+	DidYouMean       []string
+	// DrugReading says how the drug input was read (drugname.go).
+	DrugReading          *DrugReading
 	Sensitivity          string
 	OverallSeverity      string
 	Alerts               []Alert

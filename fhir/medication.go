@@ -3,7 +3,6 @@ package fhir
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -20,48 +19,17 @@ import (
 // Mapper maps FHIR resources to the engine's inputs using one knowledge
 // base. It is safe for concurrent use.
 type Mapper struct {
-	p  *Parser
-	kb *engine.Knowledge
-	// rxnorm and atc map a code to the covered drugs that carry it.
-	rxnorm map[string][]string
-	atc    map[string][]string
-	// names maps the first word of every drug name and synonym to the
-	// names (as word lists) that start with it.
-	names map[string][]drugName
-
+	p       *Parser
+	kb      *engine.Knowledge
 	hlaOnce sync.Once
 	hla     map[string][]string // see hlaKeyed
 }
 
-type drugName struct {
-	words []string
-	drug  string
-}
-
-// NewMapper returns a Mapper over kb.
+// NewMapper returns a Mapper over kb. Drugs are identified by the
+// engine's one drug-name reader (Knowledge.DrugsByCode, Knowledge.ReadDrug),
+// the same that REST, the lab CSV and the CLI use.
 func NewMapper(p *Parser, kb *engine.Knowledge) *Mapper {
-	m := &Mapper{p: p, kb: kb, rxnorm: map[string][]string{}, atc: map[string][]string{}, names: map[string][]drugName{}}
-	for _, d := range kb.Drugs {
-		for _, c := range d.RxNormCUIs {
-			m.rxnorm[c] = appendUnique(m.rxnorm[c], d.Name)
-		}
-		for _, c := range d.ATCCodes {
-			c = strings.ToUpper(c)
-			m.atc[c] = appendUnique(m.atc[c], d.Name)
-		}
-		for _, n := range append([]string{d.Name}, d.Synonyms...) {
-			w := words(n)
-			if len(w) == 0 {
-				continue
-			}
-			m.names[w[0]] = append(m.names[w[0]], drugName{words: w, drug: d.Name})
-		}
-	}
-	for k := range m.names {
-		ns := m.names[k]
-		sort.Slice(ns, func(i, j int) bool { return len(ns[i].words) > len(ns[j].words) })
-	}
-	return m
+	return &Mapper{p: p, kb: kb}
 }
 
 // Parser returns the mapper's parser.
@@ -318,11 +286,11 @@ func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMa
 		}
 		switch c.System {
 		case SystemRxNorm:
-			for _, d := range m.rxnorm[c.Code] {
+			for _, d := range m.kb.DrugsByCode(engine.SystemRxNormURL, c.Code) {
 				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "RxNorm " + c.Code})
 			}
 		case SystemATC:
-			for _, d := range m.atc[strings.ToUpper(c.Code)] {
+			for _, d := range m.kb.DrugsByCode(engine.SystemATCURL, c.Code) {
 				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "ATC " + strings.ToUpper(c.Code)})
 			}
 		}
@@ -348,36 +316,22 @@ func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMa
 	return label, drugs, ok
 }
 
-// byText finds the covered drugs named in free text: the knowledge's drug
-// names and synonyms as whole words ("Clopidogrel 75 MG Oral Tablet" →
-// clopidogrel), the longest name winning where names overlap.
+// byText finds the covered drugs named in free text with the engine's
+// drug-name reader: names, salts, brands, abbreviations, combination
+// products and names inside a longer text ("Clopidogrel 75 MG Oral Tablet
+// [Plavix]" → clopidogrel). A name the reader does not trust alone (a short
+// abbreviation) identifies nothing.
 func (m *Mapper) byText(text string) []DrugMatch {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	if d, ok := m.kb.Drug(text); ok {
-		return []DrugMatch{{Drug: d.Name, Via: "name in text"}}
+	r := m.kb.ReadDrug(text)
+	if r.Status != engine.DrugStatusRecognised && r.Status != engine.DrugStatusPartial {
+		return nil
 	}
-	ws := words(text)
 	var out []DrugMatch
-	for i := 0; i < len(ws); i++ {
-		for _, n := range m.names[ws[i]] {
-			if i+len(n.words) > len(ws) {
-				continue
-			}
-			match := true
-			for j, w := range n.words {
-				if ws[i+j] != w {
-					match = false
-					break
-				}
-			}
-			if match {
-				out = appendMatch(out, DrugMatch{Drug: n.drug, Via: "name in text"})
-				i += len(n.words) - 1
-				break
-			}
-		}
+	for _, d := range r.Drugs {
+		out = appendMatch(out, DrugMatch{Drug: d, Via: "name in text"})
 	}
 	return out
 }

@@ -144,6 +144,8 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 		kbfile.Warfarin:        &kb.Warfarin,
 		kbfile.MetaFile:        &meta,
 		kbfile.Definitions:     &kb.Definitions,
+		kbfile.DrugNames:       &kb.DrugNames,
+		kbfile.Indications:     &kb.Indications,
 	}
 	for _, name := range kbfile.JSONFiles {
 		data, ok := contents[name]

@@ -105,6 +105,12 @@ func Stats(kb *engine.Knowledge) Statistics {
 		cite(kb.Warfarin.SourceIDs)
 		nodes = len(kb.Warfarin.Nodes)
 	}
+	for _, n := range kb.DrugNames {
+		cite(n.SourceIDs)
+	}
+	for _, c := range kb.Indications {
+		cite(c.SourceIDs)
+	}
 	s.Tables = []TableCount{
 		{"sources", len(kb.Sources)},
 		{"drugs", len(kb.Drugs)},
@@ -131,6 +137,8 @@ func Stats(kb *engine.Knowledge) Statistics {
 		{"warfarin flow-chart nodes", nodes},
 		{"allele definitions (genes)", len(kb.Definitions)},
 		{"allele definitions (named alleles)", defAlleles},
+		{"drug names (brands, salts, synonyms, abbreviations, combinations)", len(kb.DrugNames)},
+		{"indication codes", len(kb.Indications)},
 	}
 	s.Tables = append(s.Tables, classifierStats(kb, cite)...) // classifier.go
 	for _, src := range kb.Sources {

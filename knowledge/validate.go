@@ -137,6 +137,7 @@ func Validate(kb *engine.Knowledge) []Problem {
 	v.validateWarfarin(kb)
 	v.validateDefinitions(kb) // validate_definitions.go
 	v.validateClassifier(kb)  // validate_classifier.go
+	v.validateNames(kb)       // validate_names.go
 	return v.problems
 }
 

@@ -103,10 +103,10 @@ func (s *Server) registerClassifier(r *mux.Router) {
 	}
 	r.Handle("/classifier_v2/classify", httpx.Handle(h.classify)).Methods(http.MethodPost)
 	r.Handle("/classifier_v2/demo/{case_name}", httpx.Handle(h.demo)).Methods(http.MethodPost)
-	r.Handle("/classifier_v2/demo_cases", httpx.Handle(h.demoCaseList)).Methods(http.MethodGet)
-	r.Handle("/classifier_v2/curated_substrate", httpx.Handle(h.curatedSubstrate)).Methods(http.MethodGet)
-	r.Handle("/classifier_v2/citations", httpx.Handle(h.citationList)).Methods(http.MethodGet)
-	r.Handle("/classifier_v2/version", httpx.Handle(h.version)).Methods(http.MethodGet)
+	r.Handle("/classifier_v2/demo_cases", httpx.Handle(h.demoCaseList)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/classifier_v2/curated_substrate", httpx.Handle(h.curatedSubstrate)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/classifier_v2/citations", httpx.Handle(h.citationList)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/classifier_v2/version", httpx.Handle(h.version)).Methods(http.MethodGet, http.MethodHead)
 }
 
 // classifierHandlers are the six handlers.
@@ -330,6 +330,9 @@ func liveEndpoints(r *mux.Router, prefix string) []string {
 			return nil
 		}
 		for _, m := range methods {
+			if m == http.MethodHead {
+				continue // HEAD mirrors GET; the document lists each endpoint once
+			}
 			out = append(out, m+" "+tpl)
 		}
 		return nil

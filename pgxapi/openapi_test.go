@@ -53,7 +53,7 @@ func newFullServer(t *testing.T) fullServer {
 		t.Fatalf("cdshooks: %v", err)
 	}
 	cds.Register(r)
-	r.Handle("/metrics", httpx.NewMetrics().Handler()).Methods(http.MethodGet)
+	r.Handle("/metrics", httpx.NewMetrics().Handler()).Methods(http.MethodGet, http.MethodHead)
 	return fullServer{router: r, h: httpx.Wrap(r, zap.NewNop())}
 }
 

@@ -139,17 +139,17 @@ var Protection = httpx.Protection{
 // router with httpx.Wrap.
 func (s *Server) Register(r *mux.Router) {
 	r.Handle("/pgx/check", httpx.Handle(s.check)).Methods(http.MethodPost)
-	r.Handle("/pgx/version", httpx.Handle(s.versionInfo)).Methods(http.MethodGet)
-	r.Handle("/pgx/status", httpx.Handle(s.status)).Methods(http.MethodGet)
-	r.Handle("/pgx/drugs", httpx.Handle(s.drugList)).Methods(http.MethodGet)
-	r.Handle("/pgx/variants", httpx.Handle(s.variantList)).Methods(http.MethodGet)
+	r.Handle("/pgx/version", httpx.Handle(s.versionInfo)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/pgx/status", httpx.Handle(s.status)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/pgx/drugs", httpx.Handle(s.drugList)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/pgx/variants", httpx.Handle(s.variantList)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/pgx/batch_csv", httpx.Handle(s.batchCSV)).Methods(http.MethodPost)
 	r.Handle("/pgx/batch", httpx.Handle(s.batch)).Methods(http.MethodPost)
 	r.Handle("/pgx/vcf", httpx.Handle(s.vcf)).Methods(http.MethodPost)
-	r.Handle("/pgx/india_panel", httpx.Handle(s.indiaPanel)).Methods(http.MethodGet)
-	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet)
-	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet)
-	r.Handle("/openapi.json", httpx.Handle(openAPI)).Methods(http.MethodGet)
+	r.Handle("/pgx/india_panel", httpx.Handle(s.indiaPanel)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/openapi.json", httpx.Handle(openAPI)).Methods(http.MethodGet, http.MethodHead)
 	s.registerClassifier(r) // /classifier_v2/* (classifier.go)
 }
 
@@ -167,6 +167,10 @@ type PatientFacts struct {
 	State      string   `json:"state,omitempty"`
 	Ethnicity  string   `json:"ethnicity,omitempty"`
 	Indication string   `json:"indication,omitempty"`
+	// IndicationCodes are coded indications, conditions and procedures
+	// (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED CT), read before Indication to
+	// choose the guideline population (docs/engine.md).
+	IndicationCodes []CodingRequest `json:"indication_codes,omitempty"`
 	// Zygosity maps an rsID of Variants to "het", "hom" or "hemi".
 	Zygosity map[string]string `json:"zygosity,omitempty"`
 	// Diplotypes maps a gene to a diplotype such as "*2/*17".
@@ -181,6 +185,15 @@ type PatientFacts struct {
 	// Calls are position-level GRCh38 genotype calls, e.g.
 	// {"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"}.
 	Calls []engine.PositionCall `json:"calls,omitempty"`
+}
+
+// CodingRequest is one coded clinical fact: a code system (FHIR system URL
+// such as http://hl7.org/fhir/sid/icd-10, or a name such as "ICD-10-CM")
+// and a code.
+type CodingRequest struct {
+	System  string `json:"system"`
+	Code    string `json:"code"`
+	Display string `json:"display,omitempty"`
 }
 
 // PatientRequest holds the patient facts of a check.
@@ -212,6 +225,9 @@ func (c PatientFacts) EngineRequest(drug string) engine.Request {
 		for rs, z := range c.Zygosity {
 			req.Zygosity[rs] = engine.Zygosity(z)
 		}
+	}
+	for _, ic := range c.IndicationCodes {
+		req.IndicationCodes = append(req.IndicationCodes, engine.Coding{System: ic.System, Code: ic.Code, Display: ic.Display})
 	}
 	if c.Patient != nil {
 		req.Patient = &engine.Patient{Sex: c.Patient.Sex, AgeYears: c.Patient.AgeYears, MonthsOnDrug: c.Patient.MonthsOnDrug}

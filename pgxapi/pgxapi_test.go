@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,10 @@ func TestCheckRejects(t *testing.T) {
 			body: `{"drug":"clopidogrel","indication":"` + strings.Repeat("x", 64<<10) + `"}`, wantStatus: 413},
 		{name: "text/plain", contentType: "text/plain", body: `{"drug":"clopidogrel"}`, wantStatus: 415},
 		{name: "missing drug", contentType: "application/json", body: `{"variants":["rs4244285"]}`, wantStatus: 422, wantParams: []string{"drug"}},
+		// encoding/json would read both keys into variants and drop *2.
+		{name: "keys differing only in case", contentType: "application/json", body: `{"drug":"clopidogrel","Variants":["rs4244285"],"VARIANTS":["rs12248560"]}`, wantStatus: 400, wantParams: []string{"VARIANTS"}},
+		{name: "embedded field in capitals", contentType: "application/json", body: `{"Drug":"clopidogrel"}`, wantStatus: 400, wantParams: []string{"Drug"}},
+		{name: "coding without code", contentType: "application/json", body: `{"drug":"clopidogrel","indication_codes":[{"system":"http://hl7.org/fhir/sid/icd-10"}]}`, wantStatus: 422, wantParams: []string{"indication_codes[0].code"}},
 		{name: "blank drug", contentType: "application/json", body: `{"drug":"  "}`, wantStatus: 422, wantParams: []string{"drug"}},
 		{name: "bad rsID", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["rsABC"]}`, wantStatus: 422, wantParams: []string{"variants[0]"}},
 		{name: "one allele for a diploid gene", contentType: "application/json", body: `{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*17"}}`, wantStatus: 422, wantParams: []string{"diplotypes.CYP2C19"}},
@@ -524,5 +529,21 @@ func TestCheckGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("POST /pgx/check body differs from %s (-golden +got); if the change is intended, rerun with -update:\n%s", golden, diff)
+	}
+}
+
+// TestHeadWhereGet: every GET endpoint answers HEAD with the GET status
+// and Content-Length.
+func TestHeadWhereGet(t *testing.T) {
+	ts := newServer(t)
+	for _, path := range []string{"/pgx/version", "/pgx/status", "/pgx/drugs", "/pgx/variants", "/pgx/india_panel", "/healthz", "/openapi.json", "/classifier_v2/version", "/classifier_v2/demo_cases"} {
+		get := ts.do(t, http.MethodGet, path, "", nil)
+		head := ts.do(t, http.MethodHead, path, "", nil)
+		if head.Code != get.Code || head.Code != http.StatusOK {
+			t.Errorf("HEAD %s: %d, GET %d", path, head.Code, get.Code)
+		}
+		if cl := head.Header().Get("Content-Length"); cl != strconv.Itoa(get.Body.Len()) {
+			t.Errorf("HEAD %s: Content-Length %q, GET body %d bytes", path, cl, get.Body.Len())
+		}
 	}
 }

@@ -19,6 +19,7 @@ type Result struct {
 	DrugNormalised       string           `json:"drug_normalised"`
 	DrugRecognised       bool             `json:"drug_recognised"`
 	DidYouMean           []string         `json:"did_you_mean,omitempty"`
+	DrugReading          *DrugReading     `json:"drug_reading,omitempty"`
 	Sensitivity          string           `json:"sensitivity"`
 	OverallSeverity      string           `json:"overall_severity"`
 	Alerts               []Alert          `json:"alerts"`
@@ -47,10 +48,14 @@ type Guideline struct {
 
 // Alert is the wire form of one finding (spec §2.5 plus extensions).
 type Alert struct {
-	Severity        string         `json:"severity"`
-	SeverityScore   int            `json:"severity_score"`
-	Variant         string         `json:"variant,omitempty"`
-	Gene            string         `json:"gene"`
+	// Drug is the covered drug the alert is about; only in answers for a
+	// combination product or an ingredient list.
+	Drug          string `json:"drug,omitempty"`
+	Severity      string `json:"severity"`
+	SeverityScore int    `json:"severity_score"`
+	Variant       string `json:"variant,omitempty"`
+	// Gene is absent when the alert concerns no gene.
+	Gene            string         `json:"gene,omitempty"`
 	StarAllele      string         `json:"star_allele,omitempty"`
 	AFIndia         *float64       `json:"af_india,omitempty"`
 	AFGlobal        *float64       `json:"af_global,omitempty"`
@@ -114,12 +119,12 @@ type HerbNote struct {
 // IndianContext is the India-specific part of a result.
 type IndianContext struct {
 	State                 string                `json:"state,omitempty"`
-	StateRecognised       bool                  `json:"state_recognised"`
+	StateRecognised       *bool                 `json:"state_recognised,omitempty"` // only when a state was sent
 	StateNormalised       string                `json:"state_normalised,omitempty"`
 	EndemicRisks          []EndemicRisk         `json:"endemic_risks"`
 	PopulationFrequencies []PopulationFrequency `json:"population_frequencies"`
 	Ethnicity             string                `json:"ethnicity,omitempty"`
-	EthnicityRecognised   bool                  `json:"ethnicity_recognised"`
+	EthnicityRecognised   *bool                 `json:"ethnicity_recognised,omitempty"` // only when an ethnicity was sent
 	CommunityNotes        []CommunityNote       `json:"community_notes"`
 	TraditionalMedicine   []HerbNote            `json:"traditional_medicine"`
 }
@@ -132,6 +137,32 @@ type DataCompleteness struct {
 	IndicationProvided bool `json:"indication_provided"`
 	FieldsPopulated    int  `json:"fields_populated"`
 	FieldsTotal        int  `json:"fields_total"`
+}
+
+// DrugReading is the wire form of how the drug input was read
+// (docs/engine.md §1a).
+type DrugReading struct {
+	Input        string   `json:"input"`
+	Status       string   `json:"status"`
+	Via          string   `json:"via,omitempty"`
+	Matched      string   `json:"matched,omitempty"`
+	Drugs        []string `json:"drugs"`
+	Ingredients  []string `json:"ingredients,omitempty"`
+	Unrecognised []string `json:"unrecognised,omitempty"`
+	Ignored      []string `json:"ignored,omitempty"`
+	Notes        []string `json:"notes,omitempty"`
+	DidYouMean   []string `json:"did_you_mean,omitempty"`
+}
+
+func drugReadingOf(r *engine.DrugReading) *DrugReading {
+	if r == nil {
+		return nil
+	}
+	out := DrugReading(*r)
+	if out.Drugs == nil {
+		out.Drugs = []string{}
+	}
+	return &out
 }
 
 // Citation supports one response field (spec §2.4): Field is its JSON
@@ -154,6 +185,7 @@ func ResultOf(r engine.Result) Result {
 		DrugNormalised:       r.DrugNormalised,
 		DrugRecognised:       r.DrugRecognised,
 		DidYouMean:           r.DidYouMean,
+		DrugReading:          drugReadingOf(r.DrugReading),
 		Sensitivity:          r.Sensitivity,
 		OverallSeverity:      r.OverallSeverity,
 		Alerts:               mapSlice(r.Alerts, alertOf),
@@ -184,7 +216,7 @@ func genotypeCallOf(g engine.GenotypeCall) GenotypeCall { return GenotypeCall(g)
 
 func alertOf(a engine.Alert) Alert {
 	out := Alert{
-		Severity: a.Severity, SeverityScore: a.SeverityScore, Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
+		Drug: a.Drug, Severity: a.Severity, SeverityScore: a.SeverityScore, Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
 		AFIndia: a.AFIndia, AFGlobal: a.AFGlobal, Category: a.Category, Message: a.Message, Action: a.Action,
 		Alternatives: a.Alternatives, TestRecommended: a.TestRecommended, Genotype: mapSlice(a.Genotype, genotypeCallOf),
 		Recommendation: a.Recommendation, Implications: a.Implications, Classification: a.Classification,

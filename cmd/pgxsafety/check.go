@@ -68,8 +68,8 @@ func optionalFloat(flag, v string) (*float64, error) {
 
 const checkSynopsis = `check --drug DRUG [--variants rs1,rs2] [--zygosity rs1=hom,...]
        [--diplotype GENE=*1/*2]... [--hla HLA-B*15:02=positive]... [--genes-tested G1,G2]
-       [--state S] [--ethnicity E] [--indication I] [--sex male|female] [--age N]
-       [--months-on-drug N] [--json]
+       [--state S] [--ethnicity E] [--indication I] [--indication-code SYSTEM|CODE]...
+       [--sex male|female] [--age N] [--months-on-drug N] [--json]
 
 Evaluates one check offline against the embedded knowledge, exactly as
 POST /pgx/check does, and prints the result. No audit entry is written: an
@@ -91,7 +91,9 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		asJSON      = fs.Bool("json", false, "print the result as indented JSON")
 		diplotypes  listFlag
 		hla         listFlag
+		indCodes    listFlag
 	)
+	fs.Var(&indCodes, "indication-code", "SYSTEM|CODE, e.g. http://hl7.org/fhir/sid/icd-10|I21.4 or ICD-10-CM|I25.10 (repeatable)")
 	fs.Var(&diplotypes, "diplotype", "GENE=DIPLOTYPE, e.g. CYP2C19=*2/*17 (repeatable)")
 	fs.Var(&hla, "hla", "ALLELE=positive|negative, e.g. HLA-B*15:02=positive (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -121,6 +123,13 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	if req.HLA, err = keyValues("hla", hla); err != nil {
 		return err
+	}
+	for _, ic := range indCodes {
+		system, code, ok := strings.Cut(ic, "|")
+		if !ok || strings.TrimSpace(system) == "" || strings.TrimSpace(code) == "" {
+			return usageError("--indication-code %q: want SYSTEM|CODE", ic)
+		}
+		req.IndicationCodes = append(req.IndicationCodes, engine.Coding{System: strings.TrimSpace(system), Code: strings.TrimSpace(code)})
 	}
 	ageYears, err := optionalFloat("age", *age)
 	if err != nil {
@@ -162,9 +171,19 @@ func formatResult(res engine.Result) string {
 		drug += " (" + res.DrugNormalised + ")"
 	}
 	if !res.DrugRecognised {
-		drug += " — not in the knowledge"
+		drug += " — not recognised: nothing was checked for it (review)"
 	}
 	field("", "Drug", drug)
+	if r := res.DrugReading; r != nil && r.Via != "" && r.Via != "name" {
+		read := r.Via
+		if r.Matched != "" {
+			read += " " + r.Matched
+		}
+		field("", "Read as", read)
+	}
+	if r := res.DrugReading; r != nil && len(r.Unrecognised) > 0 {
+		field("", "Not checked", strings.Join(r.Unrecognised, ", "))
+	}
 	if len(res.DidYouMean) > 0 {
 		field("", "Did you mean", strings.Join(res.DidYouMean, ", "))
 	}
@@ -177,7 +196,7 @@ func formatResult(res engine.Result) string {
 
 	var assumptions []string
 	for i, a := range res.Alerts {
-		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, a.Severity, a.Gene, a.Category)
+		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, a.Severity, strings.TrimSpace(a.Drug+" "+a.Gene), a.Category)
 		for _, g := range a.Genotype {
 			field("  ", "Genotype", genotypeText(g))
 		}

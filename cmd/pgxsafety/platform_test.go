@@ -146,7 +146,7 @@ func TestEveryProtectedRouteNeedsAToken(t *testing.T) {
 		for _, m := range methods {
 			rec := request(t, s.handler, m, path, "", "")
 			public := !(strings.HasPrefix(path, "/pgx/") || strings.HasPrefix(path, "/classifier_v2/")) ||
-				m == http.MethodGet && (path == "/pgx/version" || path == "/pgx/status")
+				(m == http.MethodGet || m == http.MethodHead) && (path == "/pgx/version" || path == "/pgx/status")
 			if public && rec.Code == http.StatusUnauthorized {
 				t.Errorf("%s %s is public but answered 401", m, tpl)
 			}

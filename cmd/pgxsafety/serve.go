@@ -203,7 +203,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	}
 	cds.Register(router)
 	pgxapi.RegisterTransparency(router, s.checkpoints)
-	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
+	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet, http.MethodHead)
 
 	s.handler = httpx.Chain(router, httpx.Options{
 		Log:       log,

@@ -530,8 +530,9 @@ func (c *Classifier) sourceText(ids []string) string {
 	return strings.Join(parts, " | ")
 }
 
-// sourceURL returns the first URL or PMID among the sources, else a
-// reference to the knowledge source row.
+// sourceURL returns the first URL or PMID among the sources, else the
+// first source's own reference text (a literature identifier may stand in
+// a citation's url).
 func (c *Classifier) sourceURL(ids []string) string {
 	for _, id := range ids {
 		if s, ok := c.v.sources[id]; ok {
@@ -543,8 +544,10 @@ func (c *Classifier) sourceURL(ids []string) string {
 			}
 		}
 	}
-	if len(ids) > 0 {
-		return "pgxsafety-knowledge:source/" + ids[0]
+	for _, id := range ids {
+		if s, ok := c.v.sources[id]; ok && s.Title != "" {
+			return s.Title
+		}
 	}
 	return ""
 }

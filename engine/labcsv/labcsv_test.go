@@ -341,3 +341,94 @@ func firstLines(b []byte, n int) []byte {
 	}
 	return b[:end]
 }
+
+// TestVariantsZygosity: the variants column takes a zygosity per rsID
+// (rs116855232:hom → two NUDT15 no-function alleles), and an rsID repeated in one row is an
+// error naming it, not a silent merge into one copy.
+func TestVariantsZygosity(t *testing.T) {
+	kb, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := Header + "\n" +
+		"mercaptopurine,rs116855232:hom,,,,hom\n" +
+		"mercaptopurine,rs116855232;rs116855232,,,,repeated\n" +
+		"mercaptopurine,rs116855232,,,,het\n" +
+		"mercaptopurine,rs116855232:twice,,,,bad zygosity\n" +
+		"mercaptopurine,RS116855232:HOM,,,,capitals\n"
+	var rows []Row
+	_, err = NewProcessor(kb, Options{Workers: 1, Wire: func(r engine.Result) any { return r }}).Run(context.Background(), strings.NewReader(data), func(c *Chunk) error {
+		rows = append(rows, c.Rows...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	call := func(r Row) engine.GenotypeCall {
+		t.Helper()
+		if !r.OK {
+			t.Fatalf("row %d failed: %+v", r.Row, r.Error)
+		}
+		var res engine.Result
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range res.Genotype {
+			if g.Gene == "NUDT15" {
+				return g
+			}
+		}
+		return engine.GenotypeCall{}
+	}
+	// Two copies of the no-function variant: both alleles non-reference
+	// (the matcher names the allele; *3 and *2 share rs116855232), poor
+	// metabolizer. One copy: intermediate.
+	for _, i := range []int{0, 4} {
+		g := call(rows[i])
+		if strings.Contains(g.Diplotype, "*1") || g.Phenotype != "Poor Metabolizer" {
+			t.Errorf("row %d (hom): NUDT15 %s %s, want two no-function alleles, Poor Metabolizer", rows[i].Row, g.Diplotype, g.Phenotype)
+		}
+	}
+	if g := call(rows[2]); !strings.HasPrefix(g.Diplotype, "*1/") || g.Phenotype != "Intermediate Metabolizer" {
+		t.Errorf("bare rs116855232: NUDT15 %s %s, want *1/x Intermediate Metabolizer", g.Diplotype, g.Phenotype)
+	}
+	for _, i := range []int{1, 3} {
+		r := rows[i]
+		if r.OK || r.Error == nil || r.Error.Field != "variants" || !strings.Contains(r.Error.Detail, "rs116855232") {
+			t.Errorf("row %d: want a variants error naming rs116855232, got ok=%v %+v", r.Row, r.OK, r.Error)
+		}
+	}
+}
+
+// FuzzParseVariants: the variants column parser never panics, and what it
+// accepts holds each rsID once with a valid zygosity.
+func FuzzParseVariants(f *testing.F) {
+	for _, s := range []string{"", "rs1", "rs1:hom;rs2", "rs1;rs1", "rs1:x", " RS1 : Hemi ;", ":;:", "rs1:hom:het"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		vs, zyg, rerr := parseVariants(s)
+		if rerr != nil {
+			if rerr.Field != "variants" {
+				t.Fatalf("error field %q", rerr.Field)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, v := range vs {
+			k, _ := engine.NormaliseRsID(v)
+			if seen[k] {
+				t.Fatalf("%q accepted twice in %q", v, s)
+			}
+			seen[k] = true
+		}
+		for rs, z := range zyg {
+			if z != engine.Het && z != engine.Hom && z != engine.Hemi {
+				t.Fatalf("zygosity %q of %s", z, rs)
+			}
+		}
+	})
+}

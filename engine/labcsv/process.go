@@ -395,9 +395,14 @@ func (ev *rowEvaluator) evaluate(raw *rawRecord, out *Row) {
 
 // compute evaluates one row input that is not cached.
 func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
+	variants, zyg, verr := parseVariants(f[1])
+	if verr != nil {
+		return &cachedResult{err: verr}
+	}
 	req := engine.Request{
 		Drug:       f[0],
-		Variants:   splitVariants(f[1]),
+		Variants:   variants,
+		Zygosity:   zyg,
 		State:      f[2],
 		Ethnicity:  f[3],
 		Indication: f[4],
@@ -447,6 +452,43 @@ func splitVariants(s string) []string {
 		return nil
 	}
 	return out
+}
+
+// parseVariants reads the variants column: items separated by
+// semicolons, each an rsID optionally followed by ":" and its zygosity
+// (het, hom or hemi, any case): "rs116855232:hom;rs1142345". An rsID given
+// twice in one row is an error naming it, never a silent merge (two
+// copies are written rs…:hom). Item syntax beyond that (is it an rsID?)
+// is left to the engine, which names the bad item.
+func parseVariants(s string) ([]string, map[string]engine.Zygosity, *RowError) {
+	var variants []string
+	var zyg map[string]engine.Zygosity
+	seen := map[string]string{}
+	for _, item := range splitVariants(s) {
+		rs, z, hasZ := strings.Cut(item, ":")
+		rs = strings.TrimSpace(rs)
+		key, _ := engine.NormaliseRsID(rs)
+		if prev, dup := seen[key]; dup {
+			return nil, nil, &RowError{Code: RowErrInvalidValue, Field: "variants",
+				Detail: fmt.Sprintf("%s appears more than once in the row (%q and %q); give each variant once, with its zygosity for two copies (%s:hom)", rs, prev, item, rs)}
+		}
+		seen[key] = item
+		variants = append(variants, rs)
+		if !hasZ {
+			continue
+		}
+		switch zz := engine.Zygosity(strings.ToLower(strings.TrimSpace(z))); zz {
+		case engine.Het, engine.Hom, engine.Hemi:
+			if zyg == nil {
+				zyg = map[string]engine.Zygosity{}
+			}
+			zyg[rs] = zz
+		default:
+			return nil, nil, &RowError{Code: RowErrInvalidValue, Field: "variants",
+				Detail: fmt.Sprintf("zygosity %q of %s must be het, hom or hemi", strings.TrimSpace(z), rs)}
+		}
+	}
+	return variants, zyg, nil
 }
 
 // appendKey appends the cache key of a row's engine inputs: the five

@@ -86,6 +86,10 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "two values", contentType: "application/json", body: `{"drug":"x"} {"drug":"y"}`, wantStatus: 400, wantDetail: "exactly one JSON value"},
 		{name: "trailing garbage", contentType: "application/json", body: `{"drug":"x"} xyz`, wantStatus: 400, wantDetail: "exactly one JSON value"},
 		{name: "too large", contentType: "application/json", body: `{"drug":"` + strings.Repeat("a", 100) + `"}`, wantStatus: 413, wantDetail: "64 bytes"},
+		{name: "key differing only in case", contentType: "application/json", body: `{"drug":"x","Variants":["rs1"]}`, wantStatus: 400,
+			wantParams: []httpx.Param{{Name: "Variants", Reason: `unknown key; did you mean "variants"?`}}},
+		{name: "nested key differing only in case", contentType: "application/json", body: `{"patient":{"AGE_YEARS":4}}`, wantStatus: 400,
+			wantParams: []httpx.Param{{Name: "patient.AGE_YEARS", Reason: `unknown key; did you mean "age_years"?`}}},
 		{name: "too large after value", contentType: "application/json", body: `{"drug":"x"}` + strings.Repeat(" ", 100), wantStatus: 413},
 	}
 	for _, tc := range tests {
@@ -327,5 +331,30 @@ func TestRouterNotFoundAndMethodNotAllowed(t *testing.T) {
 	rec, p = serve(t, h, httptest.NewRequest(http.MethodGet, "/nowhere", nil))
 	if rec.Code != http.StatusNotFound || p.Type != httpx.TypeNotFound || p.RequestID == "" {
 		t.Errorf("GET /nowhere: %d %+v", rec.Code, p)
+	}
+}
+
+// TestDecodeJSONExtensibleCase: the extensible intake (CDS Hooks bodies)
+// allows unknown members but refuses a key that differs from a known
+// field only in case.
+func TestDecodeJSONExtensibleCase(t *testing.T) {
+	h := httpx.Wrap(httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		var b body
+		if err := httpx.DecodeJSONExtensible(w, r, &b, 1024); err != nil {
+			return err
+		}
+		return httpx.WriteJSON(w, http.StatusOK, b)
+	}), zap.NewNop())
+	for in, want := range map[string]int{
+		`{"drug":"x","extension":{"a":1}}`: 200,
+		`{"drug":"x","DRUG":"y"}`:          400,
+		`{"Drug":"x"}`:                     400,
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(in))
+		req.Header.Set("Content-Type", "application/json")
+		rec, p := serve(t, h, req)
+		if rec.Code != want {
+			t.Errorf("%s: status %d, want %d (%+v)", in, rec.Code, want, p)
+		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 
 // DecodeJSON decodes the request body into dst. It requires Content-Type
 // application/json (charset utf-8 allowed), reads at most maxBytes, rejects
-// unknown fields and requires exactly one JSON value. Every failure is an
+// unknown fields and keys that differ from a field only in case, and
+// requires exactly one JSON value. Every failure is an
 // *Error: 415 for the media type, 413 naming the limit, 400 naming the
 // unknown field, the mistyped field or the offset of a syntax error.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
@@ -50,6 +51,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
 			Detail:        fmt.Sprintf("the key %q appears more than once in one object", key),
 			InvalidParams: []Param{{Name: key, Reason: "duplicate key"}}}
+	}
+	// encoding/json matches keys case-insensitively: a key that differs
+	// from a field only in case would be read (or would overwrite another).
+	if path, known, ok := CaseMismatch(raw, dst); ok {
+		return CaseError(path, known)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if strict {

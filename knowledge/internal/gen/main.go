@@ -133,6 +133,7 @@ func Generate(dataDir string) (map[string][]byte, error) {
 		b.loadPGx,
 		b.loadIndia,
 		b.buildDrugs,
+		b.buildNames, // names.go
 		b.buildGenes,
 		b.overlayRYR1,           // pharmcat.go
 		b.addCYP2D6Combinations, // pharmcat.go
@@ -181,6 +182,8 @@ func Generate(dataDir string) (map[string][]byte, error) {
 	put(kbfile.Warfarin, b.kb.Warfarin)
 	put(kbfile.MetaFile, b.meta)
 	put(kbfile.Definitions, b.kb.Definitions)
+	put(kbfile.DrugNames, b.kb.DrugNames)
+	put(kbfile.Indications, b.kb.Indications)
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +289,12 @@ func (b *builder) checkCitations() error {
 	if b.kb.Warfarin != nil {
 		check("warfarin", b.kb.Warfarin.SourceIDs)
 	}
+	for _, n := range b.kb.DrugNames {
+		check("drug name "+n.Name, n.SourceIDs)
+	}
+	for _, c := range b.kb.Indications {
+		check("indication "+c.System+" "+c.Code, c.SourceIDs)
+	}
 	if len(errs) > 0 {
 		return errors.New("citations:\n  " + strings.Join(errs, "\n  "))
 	}
@@ -338,6 +347,10 @@ func encodeJSON(v any) ([]byte, error) {
 	case []engine.GeneDefinition:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []engine.HerbInteraction:
+		err = writeElems(len(s), func(i int) any { return s[i] })
+	case []engine.DrugName:
+		err = writeElems(len(s), func(i int) any { return s[i] })
+	case []engine.IndicationCode:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	default:
 		var b []byte

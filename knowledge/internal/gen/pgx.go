@@ -121,6 +121,12 @@ func (b *builder) loadPGx() error {
 		return err
 	}
 	b.sourcesMD = string(md)
+	b.src.addRepoLinks(b.sourcesMD)
+	imd, err := os.ReadFile(filepath.Join(b.dir, "india", "SOURCES.md"))
+	if err != nil {
+		return err
+	}
+	b.src.addRepoLinks(string(imd))
 
 	raw := map[string]json.RawMessage{}
 	if err := readJSON(filepath.Join(dir, "phenotype_rules.json"), &raw); err != nil {

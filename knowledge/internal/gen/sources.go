@@ -109,6 +109,9 @@ var fixedSources = map[string]engine.Source{
 // sourceSet collects the sources that rows cite. Only cited sources are
 // written to sources.json.
 type sourceSet struct {
+	// repos maps "owner/repo" of the data pack's SOURCES.md tables to a
+	// link to the commit read (see repoLinks).
+	repos     map[string]string
 	m         map[string]engine.Source
 	pmidNames map[string]map[string]bool // pmid → guideline names citing it
 	err       []string
@@ -284,6 +287,9 @@ func (s *sourceSet) list() ([]engine.Source, error) {
 	}
 	out := make([]engine.Source, 0, len(s.m))
 	for id, src := range s.m {
+		if src.URL == "" && src.PMID == "" {
+			src.URL = s.repoLink(src.Title)
+		}
 		if n, ok := strings.CutPrefix(id, "pmid-"); ok {
 			names := make([]string, 0, len(s.pmidNames[n]))
 			for g := range s.pmidNames[n] {
@@ -300,4 +306,55 @@ func (s *sourceSet) list() ([]engine.Source, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+var (
+	// "`owner/repo` @ <commit>" (india/SOURCES.md) and
+	// "github:owner/repo | `<commit>`" (pgx/SOURCES.md).
+	reRepoAt  = regexp.MustCompile("`([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)` @ `?([0-9a-f]{40})")
+	reRepoCol = regexp.MustCompile("github:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+) \\| `([0-9a-f]{40})`")
+)
+
+// addRepoLinks reads the repositories and commits that a SOURCES.md names.
+func (s *sourceSet) addRepoLinks(md string) {
+	if s.repos == nil {
+		s.repos = map[string]string{}
+	}
+	for _, re := range []*regexp.Regexp{reRepoAt, reRepoCol} {
+		for _, m := range re.FindAllStringSubmatch(md, -1) {
+			if _, ok := s.repos[m[1]]; !ok {
+				s.repos[m[1]] = "https://github.com/" + m[1] + "/tree/" + m[2]
+			}
+		}
+	}
+}
+
+// repoLink returns a link for a source whose text names no URL, DOI or
+// PMID but names a repository the data pack read ("github
+// dianabar23/TFM_GenoStaR:CYP2C19/…", "PharmGKB/PharmCAT src/…"): the
+// repository at the commit that SOURCES.md gives. CPIC database rows
+// ("population_frequency_view … allele_frequencies.csv") point to the
+// repository pgx/SOURCES.md names for that dump (FREQ_DB). "" when none.
+func (s *sourceSet) repoLink(text string) string {
+	best, bestLen := "", 0
+	for repo, link := range s.repos {
+		i := strings.Index(text, repo)
+		if i < 0 {
+			continue
+		}
+		// "sbslee/pypgx" must not take "sbslee/pypgx-bundle".
+		if end := i + len(repo); end < len(text) && (text[end] == '-' || text[end] == '_') {
+			continue
+		}
+		if len(repo) > bestLen || len(repo) == bestLen && repo < best {
+			best, bestLen = link, len(repo)
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if strings.Contains(text, "population_frequency_view") {
+		return s.repos["KarlKeat/PGx-LLM-Eval"]
+	}
+	return ""
 }

@@ -21,6 +21,8 @@ const (
 	Warfarin        = "warfarin.json"
 	MetaFile        = "meta.json"
 	Definitions     = "definitions.json"
+	DrugNames       = "drug_names.json"
+	Indications     = "indications.json"
 )
 
 // Hand-maintained or generated documentation files that are embedded with
@@ -32,8 +34,8 @@ const (
 
 // JSONFiles lists every JSON file of the knowledge base in name order.
 var JSONFiles = []string{
-	Communities, Definitions, Drugs, Genes, HLA, Herbs, MetaFile, Recommendations, RsIDs,
-	Sources, States, Variants, Warfarin,
+	Communities, Definitions, DrugNames, Drugs, Genes, HLA, Herbs, Indications, MetaFile,
+	Recommendations, RsIDs, Sources, States, Variants, Warfarin,
 }
 
 // Meta is the content of meta.json: the upstream data versions, as stated

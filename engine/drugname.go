@@ -1,0 +1,832 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// This file is the one drug-name reader of the service. REST (/pgx/check,
+// /pgx/batch), the lab CSV, the CLI and the CDS Hooks adapter (through
+// fhir's medication mapper) all read a drug through ReadDrug or
+// DrugsByCode, so a name means the same drug everywhere.
+
+// Status values of a DrugReading.
+const (
+	// DrugStatusRecognised: every part of the input was read as covered
+	// drugs (strength, dose-form and route words aside).
+	DrugStatusRecognised = "recognised"
+	// DrugStatusPartial: some covered drug was read, and some part of the
+	// input (an ingredient of a combination) was not recognised.
+	DrugStatusPartial = "partly-recognised"
+	// DrugStatusNeedsConfirmation: the input is a name the sources flag as
+	// an ordinary English word or a short abbreviation; it was not checked
+	// and did_you_mean names the drug it may stand for.
+	DrugStatusNeedsConfirmation = "needs-confirmation"
+	// DrugStatusNotRecognised: nothing in the input names a covered drug.
+	DrugStatusNotRecognised = "not-recognised"
+)
+
+// DrugReading says how the drug input of a request was read.
+type DrugReading struct {
+	// Input is the drug as submitted.
+	Input  string
+	Status string
+	// Via says how the drugs were identified: "name", "salt",
+	// "generic-synonym", "abbreviation", "brand", "combination",
+	// "ingredient list", "RxNorm" or "ATC".
+	Via string
+	// Matched is the name or code that matched, as the knowledge writes it.
+	Matched string
+	// Drugs are the covered drugs that are checked, in knowledge names.
+	Drugs []string
+	// Ingredients are a combination product's ingredients as its source
+	// lists them (covered or not).
+	Ingredients []string
+	// Unrecognised are the parts of the input that name no covered drug
+	// (an ingredient without pharmacogenomic guidance in the knowledge, or
+	// a name that was not understood).
+	Unrecognised []string
+	// Ignored are the strength, dose-form and route words set aside.
+	Ignored []string
+	// Notes explain anything the reader of the answer should confirm.
+	Notes []string
+	// DidYouMean lists covered drugs the input may have meant.
+	DidYouMean []string
+}
+
+// nameEntry is one indexed name.
+type nameEntry struct {
+	label   string   // the name as the knowledge writes it
+	via     string   // how a match through it is described
+	rank    int      // lower wins: 0 drug name, 1 salt/synonym/abbreviation, 2 brand, 3 combination
+	drugs   []string // covered drugs it names
+	ingr    []string // combination ingredients as listed
+	confirm string   // non-empty: the reason a match needs confirmation (it is not checked)
+	caution string   // non-empty: checked, with this note (the name is also an English word)
+}
+
+// nameIndex is the drug-name index built by Build.
+type nameIndex struct {
+	byKey map[string][]*nameEntry
+	// seqs maps a first token to the token sequences of trusted names
+	// (for finding names inside free text), longest first.
+	seqs map[string][]nameSeq
+	// suggest are the keys offered as near misses, with their drugs.
+	suggest []suggestKey
+	rxnorm  map[string][]string
+	atc     map[string][]string
+}
+
+type nameSeq struct {
+	tokens []string
+	e      *nameEntry
+}
+
+type suggestKey struct {
+	key   string
+	drugs []string
+}
+
+// formWords are strength, dose-form, release and route words; they are set
+// aside when a name is read ("Clopidogrel 75 MG Oral Tablet"). This is
+// prescription-writing convention, not clinical content.
+var formWords = map[string]bool{
+	"mg": true, "mcg": true, "ug": true, "µg": true, "g": true, "gm": true, "gram": true, "grams": true, "ml": true,
+	"l": true, "iu": true, "unit": true, "units": true, "meq": true, "mmol": true, "%": true, "w": true, "v": true,
+	"tablet": true, "tablets": true, "tab": true, "tabs": true, "capsule": true, "capsules": true, "cap": true,
+	"caps": true, "injection": true, "injectable": true, "inj": true, "solution": true, "soln": true,
+	"suspension": true, "susp": true, "syrup": true, "elixir": true, "liquid": true, "oral": true, "orally": true,
+	"iv": true, "intravenous": true, "im": true, "intramuscular": true, "sc": true, "subcutaneous": true, "po": true,
+	"topical": true, "cream": true, "ointment": true, "gel": true, "drops": true, "drop": true, "ophthalmic": true,
+	"film": true, "coated": true, "fc": true, "extended": true, "release": true, "delayed": true, "modified": true,
+	"prolonged": true, "sustained": true, "controlled": true, "er": true, "sr": true, "xr": true, "xl": true,
+	"cr": true, "dr": true, "mr": true, "pr": true, "ec": true, "la": true, "odt": true, "dt": true, "chewable": true,
+	"dispersible": true, "disintegrating": true, "effervescent": true, "enteric": true, "kit": true, "pack": true,
+	"strip": true, "vial": true, "ampoule": true, "ampule": true, "powder": true, "granules": true, "sachet": true,
+	"spray": true, "patch": true, "transdermal": true, "inhalation": true, "inhaler": true, "suppository": true,
+	"rectal": true, "vaginal": true, "for": true, "of": true, "as": true, "per": true, "each": true, "in": true,
+	"containing": true, "contains": true, "hr": true, "hour": true, "day": true, "daily": true, "once": true,
+	"twice": true, "bd": true, "bid": true, "od": true, "tds": true, "tid": true, "qd": true, "prn": true,
+	"x": true,
+}
+
+var (
+	reNumber    = regexp.MustCompile(`^[0-9]+([.,][0-9]+)?$`)
+	reStrength  = regexp.MustCompile(`^[0-9]+([.,][0-9]+)?(mg|mcg|ug|µg|g|gm|ml|iu|meq|mmol|%|mg/ml|mcg/ml|units?)$`)
+	reATC       = regexp.MustCompile(`^[A-Z][0-9]{2}[A-Z]{2}[0-9]{2}$`)
+	reDigits    = regexp.MustCompile(`^[0-9]+$`)
+	reCodeForm  = regexp.MustCompile(`(?i)^\s*(rxnorm|rxcui|atc)\s*[:# ]\s*([A-Za-z0-9]+)\s*$`)
+	reSystemBar = regexp.MustCompile(`^\s*(\S+)\|([A-Za-z0-9]+)\s*$`)
+	// comboSep separates the ingredients of a combination written out.
+	comboSep = regexp.MustCompile(`\s*(?:\+|/|&|;|,|\band\b|\bwith\b|\bplus\b)\s*`)
+)
+
+// Code systems a drug can be named by.
+const (
+	SystemRxNormURL = "http://www.nlm.nih.gov/research/umls/rxnorm"
+	SystemATCURL    = "http://www.whocc.no/atc"
+)
+
+// nameTokens lower-cases s and splits it into tokens of letters and digits
+// (a decimal point or comma between digits stays in its number; "%" is a
+// token).
+func nameTokens(s string) []string {
+	s = strings.ToLower(s)
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		case (r == '.' || r == ',') && b.Len() > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) && unicode.IsDigit(rs[i-1]):
+			b.WriteRune(r)
+		case r == '%':
+			flush()
+			out = append(out, "%")
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// stripForm removes strength, dose-form and route tokens; it returns the
+// kept tokens and the removed ones. Everything is kept when everything
+// would be removed.
+func stripForm(tokens []string) (kept, removed []string) {
+	for _, t := range tokens {
+		if formWords[t] || reNumber.MatchString(t) || reStrength.MatchString(t) {
+			removed = append(removed, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) == 0 {
+		return tokens, nil
+	}
+	return kept, removed
+}
+
+// onlyForm reports whether every token is a strength, dose-form or route
+// token.
+func onlyForm(tokens []string) bool {
+	for _, t := range tokens {
+		if !(formWords[t] || reNumber.MatchString(t) || reStrength.MatchString(t)) {
+			return false
+		}
+	}
+	return true
+}
+
+// stripSalt removes salt words.
+func stripSalt(tokens []string) (kept, removed []string) {
+	for _, t := range tokens {
+		if saltWords[t] {
+			removed = append(removed, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) == 0 {
+		return tokens, nil
+	}
+	return kept, removed
+}
+
+// nameKey is the lookup key of a token sequence: the tokens joined without
+// separators, so "6-MP", "6 MP" and "6MP" meet.
+func nameKey(tokens []string) string { return strings.Join(tokens, "") }
+
+// buildNameIndex indexes every drug name, synonym, salt, brand, brand stem,
+// abbreviation and combination product of the knowledge, and its RxNorm and
+// ATC codes.
+func (k *Knowledge) buildNameIndex() *nameIndex {
+	ni := &nameIndex{byKey: map[string][]*nameEntry{}, seqs: map[string][]nameSeq{}, rxnorm: map[string][]string{}, atc: map[string][]string{}}
+	add := func(name string, e *nameEntry, trusted bool) {
+		toks := nameTokens(name)
+		if len(toks) == 0 {
+			return
+		}
+		keys := []string{nameKey(toks)}
+		kept, _ := stripForm(toks)
+		keys = append(keys, nameKey(kept))
+		for i, key := range keys {
+			if i > 0 && key == keys[0] {
+				continue
+			}
+			ke := e
+			if i > 0 && e.confirm == "" && len([]rune(key)) <= 3 {
+				// "PAN 40 Tablet" without its strength and form is "PAN",
+				// "6 MP" without its number "MP": short, so unsafe alone.
+				c := *e
+				c.confirm = fmt.Sprintf("%q is short once its strength and form are set aside (%s) and may mean something else", strings.Join(kept, " "), e.label)
+				ke = &c
+			}
+			dup := false
+			for _, x := range ni.byKey[key] {
+				if x == ke || (x.label == ke.label && x.confirm == ke.confirm && slices.Equal(x.drugs, ke.drugs)) {
+					dup = true
+				}
+			}
+			if !dup {
+				ni.byKey[key] = append(ni.byKey[key], ke)
+			}
+		}
+		if trusted && e.confirm == "" && e.caution == "" {
+			ni.seqs[kept[0]] = append(ni.seqs[kept[0]], nameSeq{tokens: kept, e: e})
+		}
+	}
+	for i := range k.Drugs {
+		d := &k.Drugs[i]
+		add(d.Name, &nameEntry{label: d.Name, via: "name", rank: 0, drugs: []string{d.Name}}, true)
+		for _, s := range d.Synonyms {
+			add(s, &nameEntry{label: s, via: "generic-synonym", rank: 1, drugs: []string{d.Name}}, true)
+		}
+		for _, c := range d.RxNormCUIs {
+			ni.rxnorm[c] = appendUnique(ni.rxnorm[c], d.Name)
+		}
+		for _, c := range d.ATCCodes {
+			c = strings.ToUpper(c)
+			ni.atc[c] = appendUnique(ni.atc[c], d.Name)
+		}
+	}
+	for i := range k.DrugNames {
+		n := &k.DrugNames[i]
+		e := &nameEntry{label: n.Name, via: n.Kind, drugs: n.Drugs, ingr: n.Ingredients}
+		switch n.Kind {
+		case NameKindSalt, NameKindGenericSynonym, NameKindAbbreviation:
+			e.rank = 1
+		case NameKindBrand:
+			e.rank = 2
+		default:
+			e.rank = 3
+		}
+		e.confirm, e.caution = nameConfirmation(n, false)
+		add(n.Name, e, n.Kind != NameKindCombination)
+		if n.Stem != "" && !strings.EqualFold(n.Stem, n.Name) {
+			se := *e
+			se.label = n.Stem
+			se.confirm, se.caution = nameConfirmation(n, true)
+			add(n.Stem, &se, n.Kind != NameKindCombination)
+		}
+	}
+	for first := range ni.seqs {
+		ss := ni.seqs[first]
+		sort.SliceStable(ss, func(i, j int) bool { return len(ss[i].tokens) > len(ss[j].tokens) })
+	}
+	keys := make([]string, 0, len(ni.byKey))
+	for key := range ni.byKey {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		var drugs []string
+		ok := false
+		for _, e := range ni.byKey[key] {
+			if e.confirm == "" && e.rank <= 2 {
+				ok = true
+				for _, d := range e.drugs {
+					drugs = appendUnique(drugs, d)
+				}
+			}
+		}
+		if ok && len(key) >= 4 {
+			ni.suggest = append(ni.suggest, suggestKey{key: key, drugs: drugs})
+		}
+	}
+	return ni
+}
+
+func appendUnique(ss []string, s string) []string {
+	for _, x := range ss {
+		if x == s {
+			return ss
+		}
+	}
+	return append(ss, s)
+}
+
+// nameConfirmation applies the sources' flags to a match through n (or
+// its stem). A short name or stem (three characters or fewer: "ctx",
+// "MP", "PAN") needs confirmation and is not checked, except a short
+// abbreviation that holds a digit (5FU, 6 MP), which is neither a word nor
+// a route abbreviation. A name or stem that is also an English word
+// ("Horizon", "Trend") is checked when it is the whole input, with a
+// caution, and is never looked for inside free text.
+func nameConfirmation(n *DrugName, stem bool) (confirm, caution string) {
+	has := func(f string) bool {
+		for _, x := range n.Flags {
+			if x == f {
+				return true
+			}
+		}
+		return false
+	}
+	if stem {
+		if len([]rune(strings.TrimSpace(n.Stem))) <= 3 {
+			return fmt.Sprintf("%q is a short stem of the product %q and may mean something else", n.Stem, n.Name), ""
+		}
+		if has(NameFlagStemEnglishWord) {
+			return "", fmt.Sprintf("%q is also an ordinary English word; it was read as the product %q — confirm", n.Stem, n.Name)
+		}
+		return "", ""
+	}
+	if has(NameFlagShort) && !(n.Kind == NameKindAbbreviation && strings.IndexFunc(n.Name, unicode.IsDigit) >= 0) {
+		return fmt.Sprintf("%q is a short %s that may mean something else", n.Name, n.Kind), ""
+	}
+	if has(NameFlagEnglishWord) {
+		return "", fmt.Sprintf("%q is also an ordinary English word; it was read as a %s — confirm", n.Name, n.Kind)
+	}
+	return "", ""
+}
+
+// DrugsByCode returns the covered drugs a drug code names: RxNorm CUIs and
+// ATC codes of the knowledge. system is a FHIR system URL or one of
+// "RxNorm", "ATC" (any case).
+func (k *Knowledge) DrugsByCode(system, code string) []string {
+	code = strings.TrimSpace(code)
+	switch strings.ToLower(strings.TrimSpace(system)) {
+	case SystemRxNormURL, "rxnorm", "rxcui":
+		return append([]string(nil), k.idx.names.rxnorm[code]...)
+	case SystemATCURL, "atc":
+		return append([]string(nil), k.idx.names.atc[strings.ToUpper(code)]...)
+	}
+	return nil
+}
+
+// ReadDrug reads a drug as it is written in practice: a generic name, a
+// salt, a synonym, an abbreviation, a brand or trade name (US and Indian
+// markets), a combination product or an ingredient list ("clopidogrel +
+// aspirin"), with or without strength, dose form and route
+// ("Clopidogrel 75 MG Oral Tablet"), or an RxNorm or ATC code
+// ("rxnorm:32968", "ATC B01AC04", "B01AC04"). It never guesses: a name the
+// sources flag as an English word or a short abbreviation is not checked
+// (status needs-confirmation), and a name that is not found gets near
+// misses in DidYouMean.
+func (k *Knowledge) ReadDrug(input string) DrugReading {
+	r := DrugReading{Input: input, Drugs: []string{}}
+	s := strings.TrimSpace(input)
+	if s == "" {
+		r.Status = DrugStatusNotRecognised
+		return r
+	}
+	if k.readCode(s, &r) {
+		return r
+	}
+	toks := nameTokens(s)
+	if e, ignored, ok := k.lookupTokens(toks); ok {
+		k.fromEntries(&r, e)
+		r.Ignored = ignored
+		return r
+	}
+	// An ingredient list written out.
+	if parts := comboSep.Split(s, -1); len(parts) > 1 {
+		var found bool
+		var unread []string
+		var ignored []string
+		for _, p := range parts {
+			pt := nameTokens(p)
+			if len(pt) == 0 {
+				continue
+			}
+			if onlyForm(pt) {
+				ignored = append(ignored, pt...)
+				continue
+			}
+			es, ign, ok := k.lookupTokens(pt)
+			if !ok {
+				// A name inside the part ("Omeprazole 20 MG (test text)").
+				var rest []string
+				es, ign, rest = k.scanEntries(pt)
+				if len(es) == 0 {
+					unread = append(unread, strings.TrimSpace(p))
+					continue
+				}
+				if len(rest) > 0 {
+					r.Notes = append(r.Notes, fmt.Sprintf("words not read as a drug: %s", strings.Join(rest, " ")))
+				}
+			}
+			if confirmOnly(es) {
+				unread = append(unread, strings.TrimSpace(p))
+				r.Notes = append(r.Notes, es[0].confirm+"; it was not checked")
+				continue
+			}
+			found = true
+			ignored = append(ignored, ign...)
+			for _, d := range entryDrugs(es) {
+				r.Drugs = appendUnique(r.Drugs, d)
+			}
+			r.Ingredients = append(r.Ingredients, strings.TrimSpace(p))
+		}
+		if found {
+			r.Via = "ingredient list"
+			r.Ignored = ignored
+			r.Unrecognised = unread
+			r.Status = DrugStatusRecognised
+			if len(unread) > 0 {
+				r.Status = DrugStatusPartial
+			}
+			return r
+		}
+	}
+	// Names found inside free text ("Clopidogrel 75 MG Oral Tablet [Plavix]").
+	if k.scan(toks, &r) {
+		return r
+	}
+	r.Status = DrugStatusNotRecognised
+	r.DidYouMean = k.didYouMean(s)
+	return r
+}
+
+// readCode reads the code forms of ReadDrug.
+func (k *Knowledge) readCode(s string, r *DrugReading) bool {
+	system, code := "", ""
+	if m := reCodeForm.FindStringSubmatch(s); m != nil {
+		system, code = strings.ToLower(m[1]), m[2]
+	} else if m := reSystemBar.FindStringSubmatch(s); m != nil {
+		system, code = m[1], m[2]
+	} else if reATC.MatchString(strings.ToUpper(s)) && len(k.idx.names.atc[strings.ToUpper(s)]) > 0 {
+		system, code = "atc", strings.ToUpper(s)
+	} else if reDigits.MatchString(s) && len(k.idx.names.rxnorm[s]) > 0 {
+		system, code = "rxnorm", s
+	}
+	if system == "" {
+		return false
+	}
+	drugs := k.DrugsByCode(system, code)
+	label := "RxNorm"
+	if strings.EqualFold(system, "atc") || strings.EqualFold(system, SystemATCURL) {
+		label, code = "ATC", strings.ToUpper(code)
+	}
+	r.Via, r.Matched = label, label+" "+code
+	if len(drugs) == 0 {
+		r.Status = DrugStatusNotRecognised
+		r.Notes = append(r.Notes, fmt.Sprintf("%s code %s names no drug of the knowledge", label, code))
+		return true
+	}
+	sort.Strings(drugs)
+	r.Drugs, r.Status = drugs, DrugStatusRecognised
+	if len(drugs) > 1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s code %s names more than one drug of the knowledge; each is checked", label, code))
+	}
+	return true
+}
+
+// lookupTokens finds the best entries for a whole token sequence: as
+// written, without strength/form/route words, then without salt words.
+func (k *Knowledge) lookupTokens(toks []string) ([]*nameEntry, []string, bool) {
+	if len(toks) == 0 {
+		return nil, nil, false
+	}
+	if es := best(k.idx.names.byKey[nameKey(toks)]); es != nil {
+		return es, nil, true
+	}
+	kept, removed := stripForm(toks)
+	if es := best(k.idx.names.byKey[nameKey(kept)]); es != nil {
+		return es, removed, true
+	}
+	noSalt, salts := stripSalt(kept)
+	if len(salts) > 0 {
+		if es := best(k.idx.names.byKey[nameKey(noSalt)]); es != nil {
+			return es, append(removed, salts...), true
+		}
+	}
+	return nil, nil, false
+}
+
+// best returns the entries of the lowest rank, trusted ones first: a
+// flagged name is used only when nothing trusted has that key.
+func best(es []*nameEntry) []*nameEntry {
+	if len(es) == 0 {
+		return nil
+	}
+	var trusted []*nameEntry
+	for _, e := range es {
+		if e.confirm == "" {
+			trusted = append(trusted, e)
+		}
+	}
+	if len(trusted) > 0 {
+		es = trusted
+	}
+	minRank := es[0].rank
+	for _, e := range es {
+		minRank = min(minRank, e.rank)
+	}
+	var out []*nameEntry
+	for _, e := range es {
+		if e.rank == minRank {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func confirmOnly(es []*nameEntry) bool {
+	for _, e := range es {
+		if e.confirm == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func entryDrugs(es []*nameEntry) []string {
+	var out []string
+	for _, e := range es {
+		for _, d := range e.drugs {
+			out = appendUnique(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fromEntries fills r from the matched entries of one name.
+func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
+	e := es[0]
+	for _, x := range es[1:] {
+		// Name the shortest matching label ("Clopilet" rather than
+		// "Clopilet 150 Tablet").
+		if len(nameTokens(x.label)) < len(nameTokens(e.label)) && x.confirm == "" {
+			e = x
+		}
+	}
+	r.Matched, r.Via = e.label, e.via
+	if confirmOnly(es) {
+		r.Status = DrugStatusNeedsConfirmation
+		r.DidYouMean = entryDrugs(es)
+		r.Notes = append(r.Notes, e.confirm+"; it was not checked: write the drug name ("+strings.Join(r.DidYouMean, " or ")+") to check it")
+		return
+	}
+	r.Drugs = entryDrugs(es)
+	r.Status = DrugStatusRecognised
+	for _, x := range es {
+		if x.caution != "" {
+			r.Notes = append(r.Notes, x.caution)
+			break
+		}
+	}
+	for _, x := range es {
+		for _, in := range x.ingr {
+			if !containsFold(r.Ingredients, in) {
+				r.Ingredients = append(r.Ingredients, in)
+			}
+		}
+	}
+	if len(es) > 1 && len(r.Drugs) > 1 && e.via != NameKindCombination {
+		r.Notes = append(r.Notes, fmt.Sprintf("the name %q is listed for more than one drug (%s); each is checked", e.label, strings.Join(r.Drugs, ", ")))
+	}
+	if len(r.Ingredients) > 0 {
+		r.Via = NameKindCombination
+		// Ingredients that are not among the covered drugs.
+		for _, in := range r.Ingredients {
+			if !k.ingredientCovered(in, r.Drugs) {
+				r.Unrecognised = append(r.Unrecognised, in)
+			}
+		}
+		if len(r.Unrecognised) > 0 {
+			r.Status = DrugStatusPartial
+			r.Notes = append(r.Notes, fmt.Sprintf("combination product: %s checked; %s not checked (no pharmacogenomic guidance in the knowledge)",
+				strings.Join(r.Drugs, ", "), strings.Join(r.Unrecognised, ", ")))
+		}
+	}
+}
+
+// ingredientCovered reports whether a listed ingredient is one of drugs.
+func (k *Knowledge) ingredientCovered(ingredient string, drugs []string) bool {
+	es, _, ok := k.lookupTokens(nameTokens(ingredient))
+	if !ok {
+		return false
+	}
+	for _, d := range entryDrugs(es) {
+		if contains(drugs, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanEntries finds trusted names inside free text, longest first. It
+// returns the entries in the order found, the strength/form/salt words set
+// aside, and the other words left over.
+func (k *Knowledge) scanEntries(toks []string) (found []*nameEntry, removed, rest []string) {
+	kept, removed := stripForm(toks)
+	for i := 0; i < len(kept); i++ {
+		matched := false
+		for _, sq := range k.idx.names.seqs[kept[i]] {
+			if i+len(sq.tokens) > len(kept) {
+				continue
+			}
+			ok := true
+			for j, t := range sq.tokens {
+				if kept[i+j] != t {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				found = append(found, sq.e)
+				i += len(sq.tokens) - 1
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			if saltWords[kept[i]] {
+				removed = append(removed, kept[i])
+			} else {
+				rest = append(rest, kept[i])
+			}
+		}
+	}
+	return found, removed, rest
+}
+
+// scan reads a drug named inside free text ("Clopidogrel 75 MG Oral Tablet
+// [Plavix]"); the words left over are noted.
+func (k *Knowledge) scan(toks []string, r *DrugReading) bool {
+	found, removed, rest := k.scanEntries(toks)
+	if len(found) == 0 {
+		return false
+	}
+	var labels []string
+	for _, e := range found {
+		labels = appendUnique(labels, e.label)
+		for _, d := range e.drugs {
+			r.Drugs = appendUnique(r.Drugs, d)
+		}
+	}
+	r.Via, r.Matched = "name in text", strings.Join(labels, "; ")
+	r.Status = DrugStatusRecognised
+	r.Ignored = removed
+	if len(rest) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("words not read as a drug: %s", strings.Join(rest, " ")))
+	}
+	return true
+}
+
+// didYouMean suggests covered drugs whose name, synonym, salt or brand is
+// within a small edit distance of the input (strength and form words
+// aside), best first, at most three.
+func (k *Knowledge) didYouMean(name string) []string {
+	toks, _ := stripForm(nameTokens(name))
+	n := nameKey(toks)
+	if n == "" {
+		return nil
+	}
+	limit := 2
+	if len(n) > 8 {
+		limit = 3
+	}
+	bestDist := map[string]int{}
+	nr := []rune(n)
+	prev := make([]int, 64)
+	cur := make([]int, 64)
+	for _, sk := range k.idx.names.suggest {
+		prefix := len(n) >= 5 && strings.HasPrefix(sk.key, n)
+		if abs(len(sk.key)-len(n)) > limit && !prefix {
+			continue
+		}
+		d, ok := withinDistance(nr, []rune(sk.key), limit, &prev, &cur)
+		if !ok {
+			if !prefix {
+				continue
+			}
+			d = limit // "clopid" → clopidogrel
+		}
+		for _, drug := range sk.drugs {
+			if old, ok := bestDist[drug]; !ok || d < old {
+				bestDist[drug] = d
+			}
+		}
+	}
+	out := make([]string, 0, len(bestDist))
+	for d := range bestDist {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if bestDist[out[i]] != bestDist[out[j]] {
+			return bestDist[out[i]] < bestDist[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func containsFold(ss []string, s string) bool {
+	for _, x := range ss {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// warnings are the sentences the answer's warnings carry for a reading.
+func (r *DrugReading) warnings() []string {
+	var out []string
+	switch r.Status {
+	case DrugStatusNotRecognised:
+		msg := fmt.Sprintf("drug %q was not recognised: no pharmacogenomic guidance was checked, which does not mean it is safe — review", r.Input)
+		if len(r.DidYouMean) > 0 {
+			msg += "; did you mean " + strings.Join(r.DidYouMean, " or ") + "?"
+		}
+		out = append(out, msg)
+	case DrugStatusNeedsConfirmation:
+		out = append(out, fmt.Sprintf("drug %q could not be interpreted safely: nothing was checked — review", r.Input))
+	case DrugStatusPartial:
+		if r.Via == "ingredient list" {
+			out = append(out, fmt.Sprintf("part of drug %q was not recognised and was not checked: %s — review", r.Input, strings.Join(r.Unrecognised, ", ")))
+		}
+	}
+	if r.Status == DrugStatusRecognised || r.Status == DrugStatusPartial {
+		if r.Via != "name" && r.Matched != "" {
+			out = append(out, fmt.Sprintf("drug %q was read as %s (%s %q)", r.Input, strings.Join(r.Drugs, " + "), r.Via, r.Matched))
+		}
+	}
+	return append(out, r.Notes...)
+}
+
+// notInterpretedAlert is the visible INFO alert for a drug input that was
+// not (fully) read: it keeps an unrecognised name from looking like "no
+// alerts".
+func (r *DrugReading) notInterpretedAlert() Alert {
+	what := fmt.Sprintf("The drug %q was not recognised", r.Input)
+	switch {
+	case r.Status == DrugStatusNeedsConfirmation:
+		what = fmt.Sprintf("The drug %q may stand for %s but is also an ordinary word or a short abbreviation", r.Input, strings.Join(r.DidYouMean, " or "))
+	case len(r.Unrecognised) > 0 && len(r.Drugs) > 0:
+		what = fmt.Sprintf("Part of the drug %q was not recognised (%s); %s was checked", r.Input, strings.Join(r.Unrecognised, ", "), strings.Join(r.Drugs, " + "))
+	}
+	action := "Check the name, or give the generic name, an RxNorm or an ATC code, and check again."
+	if len(r.DidYouMean) > 0 {
+		action = "Did you mean " + strings.Join(r.DidYouMean, " or ") + "? " + action
+	}
+	return Alert{
+		Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
+		Category:     CategoryNotInterpreted,
+		Message:      what + ": no pharmacogenomic check was made for it, which is not a statement that it is safe. Review.",
+		Action:       action,
+		Alternatives: []string{},
+		Assumptions:  []string{},
+	}
+}
+
+// withinDistance returns the Levenshtein distance of a and b when it is at
+// most limit; it stops as soon as every cell of a row exceeds limit. prev
+// and cur are reused buffers.
+func withinDistance(a, b []rune, limit int, prev, cur *[]int) (int, bool) {
+	if len(b)+1 > len(*prev) {
+		*prev, *cur = make([]int, len(b)+1), make([]int, len(b)+1)
+	}
+	p, c := (*prev)[:len(b)+1], (*cur)[:len(b)+1]
+	for j := range p {
+		p[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		c[0] = i
+		rowMin := c[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			c[j] = min(p[j]+1, c[j-1]+1, p[j-1]+cost)
+			rowMin = min(rowMin, c[j])
+		}
+		if rowMin > limit {
+			return 0, false
+		}
+		p, c = c, p
+	}
+	if d := p[len(b)]; d <= limit {
+		return d, true
+	}
+	return 0, false
+}

@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// This file chooses the guideline population of a drug from the clinical
+// context: coded indications first (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED
+// CT through indications.json), then the patient's age and months on the
+// drug, and free text only as a fallback, read with negation ("no PCI",
+// "without stent", "ACS ruled out" do not count). When the context cannot
+// decide, every population is evaluated and the most severe answer is
+// shown (the caller says so).
+
+// Coding is one coded clinical fact: a code system (a FHIR system URL or a
+// system name such as "ICD-10-CM") and a code.
+type Coding struct {
+	System  string `json:"system"`
+	Code    string `json:"code"`
+	Display string `json:"display,omitempty"`
+}
+
+// FHIR system URLs of the indication code systems.
+const (
+	SystemICD10URL    = "http://hl7.org/fhir/sid/icd-10"
+	SystemICD10CMURL  = "http://hl7.org/fhir/sid/icd-10-cm"
+	SystemICD10PCSURL = "http://www.cms.gov/Medicare/Coding/ICD10"
+	SystemSNOMEDURL   = "http://snomed.info/sct"
+)
+
+// indicationSystem maps a system URL or name (any case) to the system
+// names of indications.json; "" when it is not one of them.
+func indicationSystem(s string) string {
+	switch strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/")) {
+	case SystemICD10URL, "icd-10", "icd10", "who icd-10":
+		return SystemICD10
+	case SystemICD10CMURL, "icd-10-cm", "icd10cm", "icd-10cm":
+		return SystemICD10CM
+	case strings.ToLower(SystemICD10PCSURL), "icd-10-pcs", "icd10pcs", "http://hl7.org/fhir/sid/icd-10-pcs":
+		return SystemICD10PCS
+	case SystemSNOMEDURL, "snomed ct", "snomed", "sct", "snomedct":
+		return SystemSNOMED
+	}
+	return ""
+}
+
+// codeKey folds a code for matching: upper case, no dots or spaces.
+func codeKey(c string) string {
+	return strings.NewReplacer(".", "", " ", "").Replace(strings.ToUpper(strings.TrimSpace(c)))
+}
+
+type indicationIndex struct {
+	exact  map[string][]*IndicationCode // system|codeKey → rows
+	prefix map[string][]*IndicationCode // system → prefix rows
+}
+
+func (k *Knowledge) buildIndicationIndex() *indicationIndex {
+	ix := &indicationIndex{exact: map[string][]*IndicationCode{}, prefix: map[string][]*IndicationCode{}}
+	for i := range k.Indications {
+		c := &k.Indications[i]
+		ix.exact[c.System+"|"+codeKey(c.Code)] = append(ix.exact[c.System+"|"+codeKey(c.Code)], c)
+		if c.Match == "prefix" {
+			ix.prefix[c.System] = append(ix.prefix[c.System], c)
+		}
+	}
+	return ix
+}
+
+// IndicationRows returns the indications.json rows a coding falls under:
+// the exact code, else the longest category header ("prefix" row) that
+// the code starts with. ICD-10 and ICD-10-CM are matched in their own
+// system only.
+func (k *Knowledge) IndicationRows(c Coding) []*IndicationCode {
+	sys := indicationSystem(c.System)
+	key := codeKey(c.Code)
+	if sys == "" || key == "" {
+		return nil
+	}
+	if rows := k.idx.indication.exact[sys+"|"+key]; len(rows) > 0 {
+		return rows
+	}
+	var best []*IndicationCode
+	bestLen := 0
+	for _, r := range k.idx.indication.prefix[sys] {
+		pk := codeKey(r.Code)
+		if strings.HasPrefix(key, pk) && len(pk) >= bestLen {
+			if len(pk) > bestLen {
+				best, bestLen = nil, len(pk)
+			}
+			best = append(best, r)
+		}
+	}
+	return best
+}
+
+// PopulationContext is the clinical context the population selector reads.
+type PopulationContext struct {
+	// Codes are coded indications, conditions and procedures (REST
+	// indication_codes; FHIR reasonCode codings, active Condition codes,
+	// Procedure codes).
+	Codes []Coding
+	// Text is the free-text indication, read only when no code decides.
+	Text string
+	// AgeYears and MonthsOnDrug are the patient's age and the months the
+	// patient has already taken the drug; nil when unknown.
+	AgeYears     *float64
+	MonthsOnDrug *float64
+}
+
+// MatchedCode is a coding the selector read, with the population it
+// points to.
+type MatchedCode struct {
+	Coding
+	Population string `json:"population"`
+	// Basis is the cpic_basis of the knowledge row ("named", "related",
+	// "not-named").
+	Basis string `json:"cpic_basis"`
+	// Row is the code of the knowledge row that matched (a category
+	// header for a more specific code).
+	Row string `json:"row"`
+}
+
+// PopulationChoice is the selector's answer.
+type PopulationChoice struct {
+	// Populations are the guideline populations to evaluate: one when the
+	// context decided, every population of the drug when it did not.
+	Populations []string `json:"populations"`
+	// Decided is true when the context chose one population.
+	Decided bool `json:"decided"`
+	// Basis names what decided: "codes", "text", "age", "months on drug";
+	// "" when nothing did.
+	Basis string `json:"basis,omitempty"`
+	// Reason is one sentence for the answer.
+	Reason string `json:"reason,omitempty"`
+	// Matched are the codings that point to a population.
+	Matched []MatchedCode `json:"matched,omitempty"`
+	// Notes say what a reader should review (codes whose assignment CPIC
+	// does not name, negated text, codes not read).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Populations of the CPIC clopidogrel guideline.
+const (
+	PopACSPCI  = "CVI ACS PCI"
+	PopNonACS  = "CVI non-ACS non-PCI"
+	PopNeuro   = "NVI"
+	popAdults  = "adults"
+	popPaediat = "pediatrics"
+)
+
+// SelectPopulation chooses, for drug, the guideline population(s) to
+// evaluate from ctx. Order: coded indications; then free text (with
+// negation) for clopidogrel; age for adult/paediatric rows; months on
+// the drug for the naive / >3 months rows. A drug with one population
+// gets it with Decided true and no reason.
+func (k *Knowledge) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
+	set := map[string]bool{}
+	for _, r := range k.RecommendationsFor(drug) {
+		set[r.Population] = true
+	}
+	all := make([]string, 0, len(set))
+	for p := range set {
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	ch := PopulationChoice{Populations: all}
+	if len(all) <= 1 {
+		ch.Decided = true
+		return ch
+	}
+	pick := func(p, basis, why string) PopulationChoice {
+		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
+		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		return ch
+	}
+	switch {
+	case set[PopACSPCI]:
+		// Codes first.
+		pops := map[string][]string{}
+		for _, c := range ctx.Codes {
+			rows := k.IndicationRows(c)
+			if len(rows) == 0 {
+				if strings.TrimSpace(c.Code) != "" {
+					ch.Notes = append(ch.Notes, fmt.Sprintf("code %s %s is not one the guideline population table lists; it was not used to choose a population", c.System, c.Code))
+				}
+				continue
+			}
+			for _, r := range rows {
+				if !set[r.Population] {
+					continue
+				}
+				ch.Matched = append(ch.Matched, MatchedCode{Coding: c, Population: r.Population, Basis: r.Basis, Row: r.Code})
+				pops[r.Population] = append(pops[r.Population], fmt.Sprintf("%s %s", r.System, c.Code))
+				if r.Basis != "named" {
+					ch.Notes = append(ch.Notes, fmt.Sprintf("%s %s (%s) is assigned to %q by the code table, not by CPIC's own population text (%s): review", r.System, c.Code, r.Display, r.Population, r.Basis))
+				}
+			}
+		}
+		switch {
+		case len(pops[PopACSPCI]) > 0:
+			return pick(PopACSPCI, "codes", "the coded indication "+strings.Join(uniq(pops[PopACSPCI]), ", ")+" (acute coronary syndrome or PCI)")
+		case len(pops) == 1:
+			for p, codes := range pops {
+				return pick(p, "codes", "the coded indication "+strings.Join(uniq(codes), ", "))
+			}
+		case len(pops) > 1:
+			var parts []string
+			for _, p := range sortedKeys(pops) {
+				parts = append(parts, fmt.Sprintf("%s → %q", strings.Join(uniq(pops[p]), ", "), p))
+			}
+			ch.Reason = "the coded indications point to more than one guideline population (" + strings.Join(parts, "; ") + ")"
+			return ch
+		}
+		// Free text, with negation.
+		if p, why, notes := clopidogrelFromText(ctx.Text); p != "" {
+			ch.Notes = append(ch.Notes, notes...)
+			return pick(p, "text", why)
+		} else {
+			ch.Notes = append(ch.Notes, notes...)
+		}
+	case set[popAdults] && set[popPaediat]:
+		if ctx.AgeYears != nil {
+			if *ctx.AgeYears >= 18 {
+				return pick(popAdults, "age", "the patient's age (18 or over)")
+			}
+			return pick(popPaediat, "age", "the patient's age (under 18)")
+		}
+	case set["PHT naive"], set["CBZ naive"], set["OXC naive"]:
+		if m := ctx.MonthsOnDrug; m != nil {
+			for _, p := range all {
+				naive := strings.Contains(p, "naive")
+				long := strings.Contains(p, ">3") || strings.Contains(p, "> 3")
+				if *m == 0 && naive || *m > 3 && long {
+					return pick(p, "months on drug", "the months already on the drug")
+				}
+			}
+		}
+	}
+	return ch
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		out = appendUnique(out, s)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Free-text terms of the clopidogrel populations (plain clinical words,
+// matched as whole words).
+var (
+	textACSPCI = regexp.MustCompile(`\b(acs|acute coronary|pci|ptca|percutaneous coronary|percutaneous transluminal|coronary angioplasty|angioplasty|stent|stents|stented|stenting|myocardial infarction|heart attack|stemi|nstemi|n-stemi|unstable angina)\b`)
+	textNeuro  = regexp.MustCompile(`\b(stroke|tia|transient ischaemic|transient ischemic|neurovascular|cerebrovascular|carotid|intracranial|neurointervention\w*)\b`)
+	textCVI    = regexp.MustCompile(`\b(coronary|cardiac|cardiovascular|peripheral arter\w*|pad|angina|atrial fibrillation|atherosclero\w*|ischaemic heart|ischemic heart)\b`)
+	// textNonACS names the population outright.
+	textNonACS = regexp.MustCompile(`\bnon[- ]?acs\b.*\bnon[- ]?pci\b`)
+	// Negation cues before a term (in its clause) and after it.
+	negBefore = regexp.MustCompile(`\b(no|not|without|non|denies|denied|negative for|excluded|ruled out|rule out|r/o|absence of|free of|never had|no history of|no evidence of)\b`)
+	negAfter  = regexp.MustCompile(`\b(ruled out|excluded|negative|not confirmed|unlikely|was not done|not done|not performed|not planned|declined)\b`)
+	// clauseSep splits text into clauses; negation does not cross them.
+	clauseSep = regexp.MustCompile(`[.;,\n]|\bbut\b|\bhowever\b|\balthough\b`)
+)
+
+// affirmed reports whether re matches text in some clause without a
+// negation cue before it in the clause or after it; negated returns the
+// negated mentions.
+func affirmed(re *regexp.Regexp, text string) (ok bool, negated []string) {
+	for _, clause := range clauseSep.Split(text, -1) {
+		for _, loc := range re.FindAllStringIndex(clause, -1) {
+			term := clause[loc[0]:loc[1]]
+			before, after := clause[:loc[0]], clause[loc[1]:]
+			if negBefore.MatchString(before) || negAfter.MatchString(after) || strings.HasSuffix(strings.TrimSpace(before), "non-") || strings.HasSuffix(before, "non-") {
+				negated = append(negated, strings.TrimSpace(clause))
+				_ = term
+				continue
+			}
+			ok = true
+		}
+	}
+	return ok, negated
+}
+
+// clopidogrelFromText reads a free-text indication for the clopidogrel
+// populations: ACS or PCI affirmed → CVI ACS PCI; else "non-ACS non-PCI"
+// named → that; else a neurovascular term alone → NVI; else a
+// cardiovascular term alone → CVI non-ACS non-PCI. Both neurovascular and
+// cardiovascular terms, or none, decide nothing.
+func clopidogrelFromText(text string) (pop, why string, notes []string) {
+	t := strings.ToLower(strings.TrimSpace(text))
+	if t == "" {
+		return "", "", nil
+	}
+	acs, negACS := affirmed(textACSPCI, t)
+	neuro, negNeuro := affirmed(textNeuro, t)
+	cvi, _ := affirmed(textCVI, t)
+	for _, n := range append(negACS, negNeuro...) {
+		notes = append(notes, fmt.Sprintf("the indication text %q is read as negated", n))
+	}
+	switch {
+	case acs:
+		return PopACSPCI, "the indication text (acute coronary syndrome or PCI)", notes
+	case textNonACS.MatchString(t):
+		return PopNonACS, "the indication text (non-ACS, non-PCI)", notes
+	case neuro && !cvi:
+		return PopNeuro, "the indication text (neurovascular)", notes
+	case cvi && !neuro:
+		return PopNonACS, "the indication text (cardiovascular, neither ACS nor PCI)", notes
+	}
+	return "", "", notes
+}
+
+// validateContext checks the coded context of a request: every coding has
+// a system and a code. A system the selector does not read is not an
+// error (the code is reported in the population notes).
+func validateContext(req Request) error {
+	var fe []FieldError
+	for i, c := range req.IndicationCodes {
+		if strings.TrimSpace(c.System) == "" {
+			fe = append(fe, FieldError{Field: fmt.Sprintf("indication_codes[%d].system", i), Reason: "is required (a code system URL such as " + SystemICD10URL + ")"})
+		}
+		if strings.TrimSpace(c.Code) == "" {
+			fe = append(fe, FieldError{Field: fmt.Sprintf("indication_codes[%d].code", i), Reason: "is required"})
+		}
+	}
+	if len(fe) > 0 {
+		return &ValidationError{Fields: fe}
+	}
+	return nil
+}
