@@ -162,6 +162,8 @@ type serveConfig struct {
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
+	// smart configures the SMART review app (PGXSAFETY_SMART_*).
+	smart smartSettings
 }
 
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
@@ -225,6 +227,9 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 		}
 	}
 	if cfg.oidc, err = loadOIDCSettings(); err != nil {
+		return cfg, err
+	}
+	if cfg.smart, err = loadSMARTSettings(cfg.publicURL); err != nil {
 		return cfg, err
 	}
 	if cfg.oidc.devMode() {
@@ -386,6 +391,17 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		return nil, err
 	}
 	cds.Register(router)
+	// SMART review app: its own authorization (SMART App Launch).
+	app, err := newSMARTApp(cfg, svc, log)
+	if err != nil {
+		return nil, err
+	}
+	if app != nil {
+		app.Register(router)
+	}
+	if app == nil || !app.Enabled() {
+		cds.WithoutSMARTLinks()
+	}
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet)
 
 	s.handler = httpx.Chain(router, httpx.Options{
