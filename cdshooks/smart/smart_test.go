@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // app is the review app under test, served over HTTP in front of a fake
 // EHR.
 type app struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	ehr   *smarttest.EHR
 	store *sqlstore.Store
@@ -78,7 +78,7 @@ func (failingAppender) Append(context.Context, audit.Entry) (audit.Entry, error)
 
 // newApp starts a fake EHR and the app registered with it (edit adjusts
 // the app's registration of the EHR).
-func newApp(t *testing.T, edit func(*smart.EHR, *smarttest.EHR)) *app {
+func newApp(t testing.TB, edit func(*smart.EHR, *smarttest.EHR)) *app {
 	t.Helper()
 	ehr := smarttest.New()
 	t.Cleanup(ehr.Close)
@@ -118,7 +118,7 @@ func newApp(t *testing.T, edit func(*smart.EHR, *smarttest.EHR)) *app {
 }
 
 // browser is a cookie-keeping HTTP client that follows redirects.
-func browser(t *testing.T) *http.Client {
+func browser(t testing.TB) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func browser(t *testing.T) *http.Client {
 	return &http.Client{Jar: jar, Timeout: 30 * time.Second}
 }
 
-func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+func get(t testing.TB, c *http.Client, u string) (*http.Response, string) {
 	t.Helper()
 	resp, err := c.Get(u)
 	if err != nil {
