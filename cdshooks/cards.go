@@ -135,7 +135,11 @@ func (b *cardBuilder) uniqueUUIDs(cards []Card) []Card {
 			}
 			for i, l := range c.Links {
 				if l.Type == "smart" {
-					if nl, ok := b.smartLink(id); ok {
+					var ac struct {
+						Drug string `json:"drug"`
+					}
+					_ = json.Unmarshal([]byte(l.AppContext), &ac)
+					if nl, ok := b.smartLink(id, ac.Drug); ok {
 						c.Links[i] = nl
 					}
 				}
@@ -274,7 +278,7 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 		card.SelectionBehavior = "at-most-one"
 	}
 	card.OverrideReasons = overrideReasons(a.Category)
-	card.Links = b.links(a, id)
+	card.Links = b.links(a, id, drug)
 	return card
 }
 
@@ -355,25 +359,31 @@ func truncateLabel(s string) string {
 	return string([]rune(s)[:199]) + "…"
 }
 
-func (b *cardBuilder) links(a engine.Alert, cardID string) []Link {
+func (b *cardBuilder) links(a engine.Alert, cardID, drug string) []Link {
 	var out []Link
 	if a.Guideline != nil && httpsURL(a.Guideline.URL) {
 		out = append(out, Link{Label: truncateLabel(firstNonEmpty(a.GuidanceSource, "CPIC") + " guideline: " + firstNonEmpty(a.Guideline.Name, a.Guideline.URL)),
 			URL: a.Guideline.URL, Type: "absolute"})
 	}
-	if l, ok := b.smartLink(cardID); ok {
+	if l, ok := b.smartLink(cardID, drug); ok {
 		out = append(out, l)
 	}
 	return out
 }
 
 // smartLink opens the SMART review app for a card, when a public URL is
-// configured.
-func (b *cardBuilder) smartLink(cardID string) (Link, bool) {
-	if b.s.public == nil {
+// configured and the app is not switched off (WithoutSMARTLinks). The
+// appContext names the hook instance, the card and the card's drug, which
+// the review page shows first.
+func (b *cardBuilder) smartLink(cardID, drug string) (Link, bool) {
+	if b.s.public == nil || b.s.noSMART {
 		return Link{}, false
 	}
-	ctx, _ := json.Marshal(map[string]string{"hookInstance": b.call.instance, "cardUuid": cardID})
+	ac := map[string]string{"hookInstance": b.call.instance, "cardUuid": cardID}
+	if drug != "" {
+		ac["drug"] = drug
+	}
+	ctx, _ := json.Marshal(ac)
 	return Link{Label: "Review in pgxsafety", URL: b.s.public.String() + SMARTLaunchPath, Type: "smart", AppContext: string(ctx)}, true
 }
 
@@ -728,7 +738,7 @@ func (b *cardBuilder) implicationCard(c checked, im fhir.Implication) Card {
 		Source:          Source{Label: "Laboratory Therapeutic Implication (FHIR Genomics Reporting)", Topic: &Coding{System: TopicSystem, Code: "lab-implication", Display: "Laboratory interpretation not checked by pgxsafety"}},
 		OverrideReasons: overrideReasons(engine.CategoryConfirmed),
 	}
-	if l, ok := b.smartLink(id); ok {
+	if l, ok := b.smartLink(id, c.drug.Drug); ok {
 		card.Links = []Link{l}
 	}
 	return card

@@ -104,7 +104,15 @@ type Server struct {
 	feedback service.FeedbackStore
 	services map[string]cdsService
 	disco    Discovery
+	// noSMART drops the cards' smart links (no EHR is registered with
+	// the review app).
+	noSMART bool
 }
+
+// WithoutSMARTLinks makes the cards carry no link to the SMART review
+// app: set it when the app cannot be launched (no EHR registered), so no
+// card offers a link that cannot work.
+func (s *Server) WithoutSMARTLinks() { s.noSMART = true }
 
 // New builds the CDS surface over svc. It refuses a configuration that
 // would serve hook calls unauthenticated outside the development switch's

@@ -86,6 +86,9 @@ func assertUniqueUUIDs(t *testing.T, r cdshooks.Response) {
 			if err := json.Unmarshal([]byte(l.AppContext), &ac); err != nil || ac["cardUuid"] != c.UUID {
 				t.Errorf("card %s: SMART link appContext %q does not name the card", c.UUID, l.AppContext)
 			}
+			if ac["drug"] == "" {
+				t.Errorf("card %s: SMART link appContext %q does not name the card's drug", c.UUID, l.AppContext)
+			}
 		}
 	}
 }

@@ -113,7 +113,7 @@ var coreElements = map[string][]string{
 	"Medication": {"id", "code", "ingredient", "status"},
 	"Observation": {"id", "meta", "status", "category", "code", "subject", "effectiveDateTime",
 		"effectivePeriod", "effectiveInstant", "issued", "valueCodeableConcept", "valueString",
-		"component", "derivedFrom", "specimen", "contained"},
+		"component", "derivedFrom", "specimen", "contained", "performer"},
 	"Patient":  {"id", "gender", "birthDate", "address"},
 	"Specimen": {"id", "collection"},
 }

@@ -289,9 +289,19 @@ func TestReadGenomicsSpecimenAndDates(t *testing.T) {
 	}
 	r := g.Results[0]
 	want := fhir.GenomicResult{Ref: "Observation/Pgx-geno-1001", Kind: fhir.KindGenotype, Gene: "CYP2C19", Value: "CYP2C19*2/*2",
-		Status: "final", Effective: "2019-04-01", Issued: "2019-04-02T10:00:00+05:30", SpecimenCollected: "2019-03-28", Used: true}
+		Status: "final", Effective: "2019-04-01", Issued: "2019-04-02T10:00:00+05:30", SpecimenCollected: "2019-03-28",
+		Performer: "Organization/ExampleOrg", Used: true}
 	if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(fhir.GenomicResult{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A performer's display names the laboratory in preference to its
+	// reference.
+	raw = edit(t, raw, func(m map[string]any) {
+		m["performer"] = []any{map[string]any{"reference": "Organization/lab1", "display": "Example Genomics Lab"}, map[string]any{"reference": "Practitioner/p2"}}
+	})
+	g = mapper.ReadGenomics([]json.RawMessage{raw}, "", "test")
+	if got := g.Results[0].Performer; got != "Example Genomics Lab; Practitioner/p2" {
+		t.Errorf("performer = %q", got)
 	}
 }
 

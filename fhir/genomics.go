@@ -55,6 +55,9 @@ type GenomicResult struct {
 	Issued    string `json:"issued,omitempty"`
 	// SpecimenCollected is the collection date of a contained Specimen.
 	SpecimenCollected string `json:"specimen_collected,omitempty"`
+	// Performer names who produced the result (the laboratory): each
+	// performer's display, else its reference, joined with "; ".
+	Performer string `json:"performer,omitempty"`
 	// Used is true when the result went into the check.
 	Used bool `json:"used"`
 	// Note says why a result was not used, or how it was read.
@@ -195,6 +198,7 @@ func (m *Mapper) ReadGenomics(raws []json.RawMessage, patientID, place string) G
 			r.when = dt.GetValueUs()
 		}
 		r.SpecimenCollected = m.specimenCollected(obs)
+		r.Performer = performer(obs)
 		subj := referenceString(obs.GetSubject())
 		switch {
 		case subj != "" && patientID != "" && !sameResource(subj, "Patient", patientID):
@@ -253,6 +257,20 @@ func effective(obs *opb.Observation) string {
 		return formatDateTime(e.GetPeriod().GetStart())
 	}
 	return ""
+}
+
+// performer names the Observation's performers: each one's display, else
+// its reference as written.
+func performer(obs *opb.Observation) string {
+	var out []string
+	for _, p := range obs.GetPerformer() {
+		if d := strings.TrimSpace(p.GetDisplay().GetValue()); d != "" {
+			out = append(out, d)
+		} else if ref := referenceString(p); ref != "" {
+			out = append(out, ref)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // specimenCollected returns the collection date of a contained Specimen

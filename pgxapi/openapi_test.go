@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
@@ -53,6 +54,11 @@ func newFullServer(t *testing.T) fullServer {
 		t.Fatalf("cdshooks: %v", err)
 	}
 	cds.Register(r)
+	app, err := smart.New(smart.Config{PublicURL: "https://pgx.example.org"}, svc, zap.NewNop())
+	if err != nil {
+		t.Fatalf("smart: %v", err)
+	}
+	app.Register(r)
 	r.Handle("/metrics", httpx.NewMetrics().Handler()).Methods(http.MethodGet, http.MethodHead)
 	return fullServer{router: r, h: httpx.Wrap(r, zap.NewNop())}
 }
@@ -142,7 +148,8 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	for _, want := range []string{"POST /pgx/check", "POST /pgx/batch_csv", "POST /pgx/batch", "GET /pgx/india_panel",
 		"GET /pgx/version", "GET /pgx/status", "GET /pgx/drugs", "GET /pgx/variants",
 		"GET /cds-services", "POST /cds-services/{id}", "POST /cds-services/{id}/feedback",
-		"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json"} {
+		"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
+		"GET /smart/launch", "GET /smart/callback", "GET /smart/review/{id}"} {
 		if !slices.Contains(served, want) {
 			t.Errorf("the router does not serve %s", want)
 		}

@@ -133,6 +133,8 @@ type serveConfig struct {
 	logKeyFile         string
 	witnessFile        string
 	checkpointInterval time.Duration
+	// smart configures the SMART review app (PGXSAFETY_SMART_*).
+	smart smartSettings
 }
 
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
@@ -210,6 +212,9 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 		}
 	}
 	if cfg.oidc, err = loadOIDCSettings(); err != nil {
+		return cfg, err
+	}
+	if cfg.smart, err = loadSMARTSettings(cfg.publicURL); err != nil {
 		return cfg, err
 	}
 	if cfg.oidc.devMode() {

@@ -202,6 +202,17 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		return nil, err
 	}
 	cds.Register(router)
+	// SMART review app: its own authorization (SMART App Launch).
+	app, err := newSMARTApp(cfg, svc, log)
+	if err != nil {
+		return nil, err
+	}
+	if app != nil {
+		app.Register(router)
+	}
+	if app == nil || !app.Enabled() {
+		cds.WithoutSMARTLinks()
+	}
 	pgxapi.RegisterTransparency(router, s.checkpoints)
 	router.Handle("/metrics", s.metrics.Handler()).Methods(http.MethodGet, http.MethodHead)
 

@@ -97,6 +97,14 @@ func ops(t *testing.T, svc *service.Service) []op {
 			a, err := s.Demo(context.Background(), call, demo)
 			return a.AuditID, a.Result.Tier != 0, err
 		}},
+		{"review-view", func(s *service.Service) (string, bool, error) {
+			a, err := s.ReviewView(context.Background(), call, service.ReviewInput{
+				Record:   service.ReviewRecord{Launch: "ehr", Patient: "p1"},
+				Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*2"}},
+				Checks:   []engine.Request{{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}}},
+			})
+			return a.AuditID, len(a.Result.Results) == 1 && a.Result.Results[0].Result != nil, err
+		}},
 		{"cds-hook", func(s *service.Service) (string, bool, error) {
 			a, err := service.EvaluateHook(context.Background(), s, call, func(chk *service.HookChecker) (service.HookRecord, string, error) {
 				res, err := chk.Check("MedicationRequest/1", "clopidogrel", "text", engine.Request{Drug: "clopidogrel"})
@@ -212,4 +220,41 @@ func (oneNewItem) StoreFeedback(_ context.Context, items []service.FeedbackItem,
 		return 0, 0, err
 	}
 	return len(items), 0, nil
+}
+
+// TestReviewView: the review view interprets the genotype without a drug,
+// answers every check in order (one that cannot be run with its error),
+// and audits the view with the record and the answer.
+func TestReviewView(t *testing.T) {
+	svc, log := newService(t)
+	gt := engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*2"}, State: "Tamil Nadu"}
+	bad := gt
+	bad.Drug = "clopidogrel"
+	bad.Variants = []string{"not-an-rsid"}
+	ok := gt
+	ok.Drug = "clopidogrel"
+	a, err := svc.ReviewView(context.Background(), call, service.ReviewInput{
+		Record:   service.ReviewRecord{Launch: "standalone", Patient: "p1", CardDrug: "clopidogrel"},
+		Genotype: gt, Checks: []engine.Request{ok, bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.Result
+	if len(got.Genotype) != 1 || got.Genotype[0].Gene != "CYP2C19" || got.Genotype[0].Phenotype != "Poor Metabolizer" {
+		t.Errorf("genotype %+v", got.Genotype)
+	}
+	if len(got.Results) != 2 || got.Results[0].Result == nil || got.Results[0].Result.OverallSeverity != "HIGH" ||
+		got.Results[1].Result != nil || !strings.Contains(got.Results[1].Error, "variants[0]") {
+		t.Errorf("results %+v", got.Results)
+	}
+	e, found := log.byID(a.AuditID)
+	if !found || e.Principal.Subject != "tester" || !strings.Contains(string(e.Request), `"launch":"standalone"`) ||
+		!strings.Contains(string(e.Response), `"Poor Metabolizer"`) {
+		t.Errorf("audit entry %v: %s / %s", found, e.Request, e.Response)
+	}
+	// An invalid genotype is reported, not hidden.
+	a, err = svc.ReviewView(context.Background(), call, service.ReviewInput{Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*999"}}})
+	if err != nil || a.Result.GenotypeError == "" {
+		t.Errorf("invalid genotype: %v %+v", err, a.Result)
+	}
 }
