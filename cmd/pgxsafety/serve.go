@@ -155,6 +155,11 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		}
 	})
 
+	s.checkpoints = newCheckpointer(s.store, signer, cfg.witnessFile, log.Named("transparency"))
+	// A log inconsistent with its witness is reported (log, /readyz) but
+	// does not stop the service: answers are still audited durably.
+	_ = s.checkpoints.publish(ctx)
+
 	// One JSON Web Key Set cache for the identity provider's keys and the
 	// CDS clients' keys.
 	keySets := httpx.NewKeySetCache(nil, o.now)
@@ -184,7 +189,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
 		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows,
-		VCFMaxBytes: cfg.vcfMaxBytes}).Register(router)
+		VCFMaxBytes: cfg.vcfMaxBytes, Stopping: s.stopping}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,
