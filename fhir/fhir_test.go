@@ -64,6 +64,12 @@ func edit(t testing.TB, raw json.RawMessage, fn func(map[string]any)) json.RawMe
 	return b
 }
 
+// notInterpreted are the fixtures read whole whose genomic content
+// pgxsafety does not interpret (and says so).
+var notInterpreted = map[string]bool{
+	"Observation-Pgx-var-1015.json": true, // HGVS on GRCh37 only
+}
+
 // TestFixturesParse checks that every FHIR fixture (the official examples
 // and ours) is read whole: no issue of severity error or warning.
 func TestFixturesParse(t *testing.T) {
@@ -85,6 +91,9 @@ func TestFixturesParse(t *testing.T) {
 			continue
 		}
 		for _, is := range issues {
+			if notInterpreted[filepath.Base(f)] && strings.HasPrefix(is.Message, "present but not interpreted") {
+				continue
+			}
 			if is.Severity != fhir.IssueInfo {
 				t.Errorf("%s: %+v", filepath.Base(f), is)
 			}
@@ -179,10 +188,29 @@ func TestReadGenomics(t *testing.T) {
 		},
 		{
 			name: "a full HLA-B typing makes the other keyed alleles negative",
-			in:   []json.RawMessage{withValue(hlaGeno, "t1", "HLA-B*15:02:01/HLA-B*07:02", "2020-01-01")},
+			in:   []json.RawMessage{withValue(hlaGeno, "t1", "HLA-B*15:02:01, HLA-B*07:02", "2020-01-01")},
 			want: want{
 				HLA:  map[string]string{"HLA-B*15:02": "positive", "HLA-B*57:01": "negative", "HLA-B*58:01": "negative"},
 				Used: []string{"Observation/t1"},
+			},
+		},
+		{
+			name: "a GL String genotype (+) is a full typing",
+			in:   []json.RawMessage{withValue(hlaGeno, "t1", "hla#3.23.0#HLA-B*15:02:01G+HLA-B*07:02:01:01", "2020-01-01")},
+			want: want{
+				HLA:  map[string]string{"HLA-B*15:02": "positive", "HLA-B*57:01": "negative", "HLA-B*58:01": "negative"},
+				Used: []string{"Observation/t1"},
+			},
+		},
+		{
+			// "A/B" is one copy, A or B, by GL String rules and a
+			// genotype by the star-allele habit: where the readings
+			// disagree the allele is present but not interpreted.
+			name: "an HLA value A/B is ambiguous where the two readings disagree",
+			in:   []json.RawMessage{withValue(hlaGeno, "t1", "HLA-B*15:02:01/HLA-B*07:02", "2020-01-01")},
+			want: want{
+				Used:      []string{"Observation/t1"},
+				IssueRefs: []string{"Observation/t1", "Observation/t1", "Observation/t1"},
 			},
 		},
 		{
@@ -191,8 +219,9 @@ func TestReadGenomics(t *testing.T) {
 			want: want{HLA: map[string]string{"HLA-B*15:02": "negative"}, Used: []string{"Observation/t2"}},
 		},
 		{
-			name: "a variant given only in HGVS is not used",
+			name: "a variant given only in HGVS on GRCh37 is present but not interpreted",
 			in:   []json.RawMessage{var1015},
+			want: want{IssueRefs: []string{"Observation/Pgx-var-1015"}},
 		},
 		{
 			name: "dbSNP variants: present with zygosity, absent is not a carrier",

@@ -13,7 +13,8 @@ import (
 
 func addFixtureSeeds(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "fhir", "*.json"))
-	for _, p := range files {
+	ig, _ := filepath.Glob(filepath.Join("..", "testdata", "fhir", "ig", "Observation-*.json"))
+	for _, p := range append(files, ig...) {
 		b, err := os.ReadFile(p)
 		if err == nil {
 			f.Add(b)

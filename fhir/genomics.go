@@ -3,7 +3,6 @@ package fhir
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -25,6 +24,7 @@ const (
 	LOINCDiscreteVariant = "81252-9" // Discrete genetic variant (dbSNP id, STU2+)
 	LOINCDbSNPLegacy     = "81255-2" // dbSNP [ID] (STU1)
 	LOINCZygosity        = "53034-5" // Allelic state
+	LOINCHLATyping       = "57290-9" // HLA-A+B+C (class I) [Type], on the IG's HLA examples
 	LOINCMedication      = "51963-7" // Medication assessed
 	LOINCMetabolismSTU1  = "53040-2" // STU1 medication-metabolism implication
 	LAPresent            = "LA9633-4"
@@ -92,7 +92,10 @@ type Genomics struct {
 	// Results lists every genomic Observation read, used or not.
 	Results      []GenomicResult
 	Implications []Implication
-	Issues       []Issue
+	// Uninterpreted lists the genomic results present but not
+	// interpreted; see UninterpretedFor.
+	Uninterpreted []Uninterpreted
+	Issues        []Issue
 }
 
 // Apply copies the genotype into req.
@@ -230,6 +233,10 @@ func obsKind(obs *opb.Observation) string {
 		return KindHaplotype
 	case hasCode(code, SystemLOINC, LOINCVariant):
 		return KindVariant
+	case hasCode(code, SystemLOINC, LOINCHLATyping):
+		// An HLA class I typing coded only with the panel code: read as
+		// a genotype (its value must name HLA alleles).
+		return KindGenotype
 	case hasCode(code, SystemTBD, TBDTherapeutic):
 		return KindImplication
 	}
@@ -337,204 +344,52 @@ func conceptTexts(cc *dpb.CodeableConcept, str string) []string {
 	return out
 }
 
-// geneOf returns the gene symbol of component 48018-6: its display, text
-// or code when the code is a symbol (HGNC ids are not mapped: the
-// knowledge holds symbols only).
+// geneOf returns the gene symbol of component 48018-6 (the first one;
+// see genesOf).
 func geneOf(obs *opb.Observation) string {
-	cc, str, ok := componentValue(obs, LOINCGene)
-	if !ok {
-		return ""
-	}
-	for _, t := range conceptTexts(cc, str) {
-		if s := strings.TrimSpace(t); s != "" {
-			return s
-		}
-	}
-	cs, _ := codings(cc)
-	for _, c := range cs {
-		if c.Code != "" && !strings.Contains(c.Code, ":") {
-			return strings.TrimSpace(c.Code)
-		}
+	if gs := genesOf(obs); len(gs) > 0 {
+		return gs[0]
 	}
 	return ""
+}
+
+// genesOf returns the gene symbols of every component 48018-6: its
+// display, text or code when the code is a symbol (HGNC ids are not
+// mapped: the knowledge holds symbols only).
+func genesOf(obs *opb.Observation) []string {
+	var out []string
+	for _, c := range obs.GetComponent() {
+		if !hasCode(c.GetCode(), "", LOINCGene) {
+			continue
+		}
+		cc, str := c.GetValue().GetCodeableConcept(), strings.TrimSpace(c.GetValue().GetStringValue().GetValue())
+		sym := ""
+		for _, t := range conceptTexts(cc, str) {
+			if s := strings.TrimSpace(t); s != "" {
+				sym = s
+				break
+			}
+		}
+		if sym == "" {
+			cs, _ := codings(cc)
+			for _, cd := range cs {
+				if cd.Code != "" && !strings.Contains(cd.Code, ":") {
+					sym = strings.TrimSpace(cd.Code)
+					break
+				}
+			}
+		}
+		if sym != "" {
+			out = append(out, sym)
+		}
+	}
+	return out
 }
 
 // valueTexts returns the Observation value's text, displays and string.
 func valueTexts(obs *opb.Observation) []string {
 	v := obs.GetValue()
 	return conceptTexts(v.GetCodeableConcept(), strings.TrimSpace(v.GetStringValue().GetValue()))
-}
-
-var hlaAllelePattern = regexp.MustCompile(`(?i)(?:HLA-)?([A-Z]+[0-9]*)\*([0-9]{2,3}:[0-9]{2,3})(?::[0-9]{2,3})*`)
-
-// negativeWords mark an HLA result text as "not carried".
-var negativeWords = []string{"negative", "absent", "not detected", "not present"}
-
-type geneCall struct {
-	value string // diplotype ("*2/*2") or "" for HLA
-	hla   map[string]string
-	res   *GenomicResult
-	when  int64
-}
-
-// combine turns the counted results into the engine's genotype fields.
-func (m *Mapper) combine(g *Genomics, reads []obsRead) {
-	genotypes := map[string][]geneCall{}
-	haplotypes := map[string][]obsRead{}
-	type varCall struct {
-		present bool
-		zyg     engine.Zygosity
-		res     *GenomicResult
-		when    int64
-	}
-	variants := map[string][]varCall{}
-	var implications []obsRead
-	for _, rd := range reads {
-		res := &g.Results[rd.idx]
-		obs := rd.obs
-		switch rd.res.Kind {
-		case KindGenotype:
-			gene, call, note := m.genotype(obs)
-			res.Gene, res.Value = gene, strings.Join(valueTexts(obs), " / ")
-			if note != "" {
-				res.Note = note
-				g.Issues = append(g.Issues, Issue{Ref: res.Ref, ResourceType: "Observation", Severity: IssueError, Genomic: true, Message: note})
-				continue
-			}
-			call.res, call.when = res, rd.res.when
-			genotypes[gene] = append(genotypes[gene], call)
-		case KindHaplotype:
-			gene := m.geneSymbol(geneOf(obs), valueTexts(obs))
-			res.Gene, res.Value = gene, strings.Join(valueTexts(obs), " / ")
-			if gene == "" {
-				res.Note = "no gene the knowledge holds is named; not used"
-				continue
-			}
-			haplotypes[gene] = append(haplotypes[gene], rd)
-		case KindVariant:
-			rs, present, zyg, gene, note := variant(obs)
-			res.Gene = gene
-			res.Value = strings.TrimSpace(fmt.Sprintf("%s %s %s", rs, map[bool]string{true: "present", false: "absent"}[present], zyg))
-			if note != "" {
-				res.Note = note
-				continue
-			}
-			variants[rs] = append(variants[rs], varCall{present: present, zyg: zyg, res: res, when: rd.res.when})
-		case KindImplication:
-			implications = append(implications, rd)
-		}
-	}
-
-	// Genotypes: one per gene; disagreeing results → the latest.
-	g.Diplotypes, g.HLA = map[string]string{}, map[string]string{}
-	genes := sortedKeys(genotypes)
-	for _, gene := range genes {
-		calls := genotypes[gene]
-		pick, note := latest(len(calls), func(i int) (string, int64) {
-			return calls[i].value + fmt.Sprint(calls[i].hla), calls[i].when
-		})
-		if pick < 0 {
-			for _, c := range calls {
-				c.res.Note = note
-			}
-			g.Issues = append(g.Issues, Issue{Ref: calls[0].res.Ref, ResourceType: "Observation", Severity: IssueError, Genomic: true,
-				Message: fmt.Sprintf("%s: %s", gene, note)})
-			continue
-		}
-		if note != "" {
-			g.Issues = append(g.Issues, Issue{Ref: calls[pick].res.Ref, ResourceType: "Observation", Severity: IssueWarning, Genomic: true,
-				Message: fmt.Sprintf("%s: %s", gene, note)})
-		}
-		c := calls[pick]
-		c.res.Used = true
-		if c.hla != nil {
-			for a, s := range c.hla {
-				g.HLA[a] = s
-			}
-		} else {
-			g.Diplotypes[gene] = c.value
-		}
-	}
-	// Haplotypes: two per gene make a diplotype, where no genotype exists.
-	for _, gene := range sortedKeys(haplotypes) {
-		hs := haplotypes[gene]
-		if _, done := g.Diplotypes[gene]; done {
-			for _, h := range hs {
-				g.Results[h.idx].Note = "a Genotype result of the gene is used instead"
-			}
-			continue
-		}
-		d, note := m.haplotypeDiplotype(gene, hs)
-		if note != "" {
-			for _, h := range hs {
-				g.Results[h.idx].Note = note
-			}
-			g.Issues = append(g.Issues, Issue{Ref: g.Results[hs[0].idx].Ref, ResourceType: "Observation", Severity: IssueError, Genomic: true,
-				Message: fmt.Sprintf("%s haplotypes: %s", gene, note)})
-			continue
-		}
-		g.Diplotypes[gene] = d
-		for _, h := range hs {
-			g.Results[h.idx].Used = true
-		}
-	}
-	// Variants.
-	g.Zygosity = map[string]engine.Zygosity{}
-	for _, rs := range sortedKeys(variants) {
-		vs := variants[rs]
-		pick, note := latest(len(vs), func(i int) (string, int64) {
-			return fmt.Sprint(vs[i].present, vs[i].zyg), vs[i].when
-		})
-		if pick < 0 {
-			for _, v := range vs {
-				v.res.Note = note
-			}
-			g.Issues = append(g.Issues, Issue{Ref: vs[0].res.Ref, ResourceType: "Observation", Severity: IssueError, Genomic: true,
-				Message: fmt.Sprintf("%s: %s", rs, note)})
-			continue
-		}
-		if note != "" {
-			g.Issues = append(g.Issues, Issue{Ref: vs[pick].res.Ref, ResourceType: "Observation", Severity: IssueWarning, Genomic: true,
-				Message: fmt.Sprintf("%s: %s", rs, note)})
-		}
-		v := vs[pick]
-		v.res.Used = true
-		if !v.present {
-			v.res.Note = "reported absent: not a carrier"
-			continue
-		}
-		g.Variants = append(g.Variants, rs)
-		if v.zyg != "" {
-			g.Zygosity[rs] = v.zyg
-		}
-	}
-	// Therapeutic implications.
-	used := map[string]bool{}
-	for _, r := range g.Results {
-		if r.Used {
-			used[r.Ref] = true
-		}
-	}
-	for _, rd := range implications {
-		res := &g.Results[rd.idx]
-		im := m.implication(rd.obs, res.Ref, used)
-		im.Effective = res.Effective
-		res.Value = strings.TrimSpace(im.Phenotype + " (" + firstNonEmpty(im.Medication, im.Drug, "medication not named") + ")")
-		res.Used = im.Resolved
-		if !im.Resolved {
-			res.Note = "no genotype it derives from was among the results used"
-		}
-		g.Implications = append(g.Implications, im)
-	}
-	if len(g.Diplotypes) == 0 {
-		g.Diplotypes = nil
-	}
-	if len(g.HLA) == 0 {
-		g.HLA = nil
-	}
-	if len(g.Zygosity) == 0 {
-		g.Zygosity = nil
-	}
 }
 
 // latest chooses among n results of one gene or variant: all agreeing →
@@ -605,49 +460,6 @@ func (m *Mapper) geneSymbol(component string, values []string) string {
 	return ""
 }
 
-// genotype reads a Genotype Observation: a diplotype, or for an HLA gene
-// the allele statuses. note is set when it cannot be used.
-func (m *Mapper) genotype(obs *opb.Observation) (gene string, call geneCall, note string) {
-	values := valueTexts(obs)
-	comp := geneOf(obs)
-	gene = m.geneSymbol(comp, values)
-	if gene == "" {
-		if comp != "" {
-			return comp, call, fmt.Sprintf("gene %q is not in the knowledge; not used", comp)
-		}
-		return "", call, "no gene named (component 48018-6) and none recognised in the value; not used"
-	}
-	if len(values) == 0 {
-		return gene, call, "the genotype has no value; not used"
-	}
-	if strings.HasPrefix(gene, "HLA-") {
-		hla, n := m.hlaStatus(gene, values)
-		if n != "" {
-			return gene, call, n
-		}
-		call.hla = hla
-		return gene, call, ""
-	}
-	var reasons []string
-	for _, v := range values {
-		d := stripGene(v, gene)
-		if d == "" {
-			continue
-		}
-		if err := m.kb.Validate(engine.Request{Drug: "x", Diplotypes: map[string]string{gene: d}}); err != nil {
-			reasons = append(reasons, validationReason(err))
-			continue
-		}
-		call.value = d
-		return gene, call, ""
-	}
-	if len(reasons) == 0 {
-		reasons = []string{"no diplotype in the value"}
-	}
-	return gene, call, fmt.Sprintf("%s genotype %q is not a diplotype of the CPIC allele definitions (%s); not used",
-		gene, values[0], strings.Join(reasons, "; "))
-}
-
 // stripGene removes the gene symbol written before the alleles
 // ("CYP2C19*2/*2", "CYP2C19 *1/*17", "CYP2C19*1/CYP2C19*2" → "*2/*2" …).
 func stripGene(v, gene string) string {
@@ -674,53 +486,6 @@ func validationReason(err error) string {
 		return ve.Fields[0].Reason
 	}
 	return err.Error()
-}
-
-// hlaStatus reads the HLA alleles named in a genotype of gene: named
-// alleles are positive (negative when the text says negative, absent or
-// not detected); when two alleles are named (a full typing) every other
-// allele the knowledge keys on is negative. Only alleles the knowledge
-// holds are returned.
-func (m *Mapper) hlaStatus(gene string, values []string) (map[string]string, string) {
-	text := strings.Join(values, " ")
-	named := map[string]bool{}
-	for _, sm := range hlaAllelePattern.FindAllStringSubmatch(text, -1) {
-		g := "HLA-" + strings.ToUpper(sm[1])
-		if g != gene {
-			return nil, fmt.Sprintf("the value names %s alleles in a %s result; not used", g, gene)
-		}
-		named[g+"*"+sm[2]] = true
-	}
-	if len(named) == 0 {
-		return nil, fmt.Sprintf("no %s allele recognised in %q; not used", gene, text)
-	}
-	status := "positive"
-	low := strings.ToLower(text)
-	for _, w := range negativeWords {
-		if strings.Contains(low, w) {
-			status = "negative"
-		}
-	}
-	out := map[string]string{}
-	keyed := m.hlaKeyed()[gene]
-	for a := range named {
-		if m.knownHLA(a) {
-			out[a] = status
-		}
-	}
-	if status == "positive" && len(hlaAllelePattern.FindAllString(text, -1)) >= 2 {
-		for _, a := range keyed {
-			if !named[a] {
-				out[a] = "negative"
-			}
-		}
-	}
-	if len(out) == 0 {
-		// A typing that names only alleles no guideline keys on says
-		// nothing the engine can use; it is not an error.
-		return map[string]string{}, ""
-	}
-	return out, ""
 }
 
 // hlaKeyed lists, per HLA gene, the alleles the knowledge's
@@ -751,97 +516,6 @@ func (m *Mapper) hlaKeyed() map[string][]string {
 		}
 	})
 	return m.hla
-}
-
-func (m *Mapper) knownHLA(allele string) bool {
-	gene, _, _ := strings.Cut(allele, "*")
-	for _, a := range m.hlaKeyed()[gene] {
-		if a == allele {
-			return true
-		}
-	}
-	return false
-}
-
-// haplotypeDiplotype joins the haplotypes of one gene into a diplotype:
-// two haplotypes, or one whose allelic state (53034-5) is homozygous (the
-// allele twice) or hemizygous (the allele once).
-func (m *Mapper) haplotypeDiplotype(gene string, hs []obsRead) (string, string) {
-	if len(hs) > 2 {
-		return "", fmt.Sprintf("%d haplotypes reported; a diplotype needs two; not used", len(hs))
-	}
-	var alleles []string
-	for _, h := range hs {
-		var a string
-		for _, v := range valueTexts(h.obs) {
-			if s := stripGene(v, gene); s != "" {
-				a = s
-				break
-			}
-		}
-		if a == "" {
-			return "", "a haplotype has no value; not used"
-		}
-		alleles = append(alleles, a)
-	}
-	if len(hs) == 1 {
-		cc, _, _ := componentValue(hs[0].obs, LOINCZygosity)
-		switch zygosity(cc) {
-		case engine.Hom:
-			alleles = append(alleles, alleles[0])
-		case engine.Hemi:
-		default:
-			return "", "one haplotype without a homozygous or hemizygous allelic state does not give a diplotype; not used"
-		}
-	}
-	d := strings.Join(alleles, "/")
-	if err := m.kb.Validate(engine.Request{Drug: "x", Diplotypes: map[string]string{gene: d}}); err != nil {
-		return "", fmt.Sprintf("diplotype %q is not of the CPIC allele definitions (%s); not used", d, validationReason(err))
-	}
-	return d, ""
-}
-
-// variant reads a Variant Observation.
-func variant(obs *opb.Observation) (rs string, present bool, zyg engine.Zygosity, gene string, note string) {
-	gene = geneOf(obs)
-	cc, str, ok := componentValue(obs, LOINCDiscreteVariant, LOINCDbSNPLegacy)
-	if !ok {
-		return "", false, "", gene, "no dbSNP id (component 81252-9); a variant given only in HGVS is not used"
-	}
-	var cands []string
-	cs, text := codings(cc)
-	for _, c := range cs {
-		if c.System == SystemDbSNP || strings.HasPrefix(strings.ToLower(c.Code), "rs") {
-			cands = append(cands, c.Code)
-		}
-	}
-	cands = append(cands, text, str)
-	for _, c := range cands {
-		if n, ok := engine.NormaliseRsID(c); ok {
-			rs = n
-			break
-		}
-	}
-	if rs == "" {
-		return "", false, "", gene, "the variant component holds no rsID of the form rs<digits>; not used"
-	}
-	present = true
-	v := obs.GetValue().GetCodeableConcept()
-	switch {
-	case hasCode(v, "", LAAbsent):
-		present = false
-	case hasCode(v, "", LAPresent):
-	default:
-		for _, t := range valueTexts(obs) {
-			if strings.EqualFold(strings.TrimSpace(t), "absent") {
-				present = false
-			}
-		}
-	}
-	if zc, _, ok := componentValue(obs, LOINCZygosity); ok {
-		zyg = zygosity(zc)
-	}
-	return rs, present, zyg, gene, ""
 }
 
 // zygosity maps allelic state (53034-5) to the engine's zygosity: LOINC
