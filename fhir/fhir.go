@@ -76,6 +76,9 @@ type Issue struct {
 	// Genomic is true when the resource is (or looks like) a genomic
 	// result: losing it may hide a finding.
 	Genomic bool `json:"genomic,omitempty"`
+	// Tolerated lists the elements of a deviation pgxsafety tolerated
+	// (an array sent as one object): element names only, safe to log.
+	Tolerated []string `json:"tolerated,omitempty"`
 }
 
 // maxIssueText bounds the parser error text copied into an Issue.
@@ -114,8 +117,9 @@ var coreElements = map[string][]string{
 	"Observation": {"id", "meta", "status", "category", "code", "subject", "effectiveDateTime",
 		"effectivePeriod", "effectiveInstant", "issued", "valueCodeableConcept", "valueString",
 		"component", "derivedFrom", "specimen", "contained", "performer"},
-	"Patient":  {"id", "gender", "birthDate", "address"},
-	"Specimen": {"id", "collection"},
+	"Patient":   {"id", "gender", "birthDate", "address"},
+	"Condition": {"id", "clinicalStatus", "verificationStatus", "code", "subject", "onsetDateTime"},
+	"Specimen":  {"id", "collection"},
 }
 
 // rawHead is the part of a resource read before parsing.
@@ -153,6 +157,19 @@ type parsed struct {
 	head rawHead
 	// partial is set when only the core elements parsed; it says why.
 	partial string
+	// tolerated lists the array elements sent as single objects and read
+	// as one-element arrays (see tolerate).
+	tolerated []string
+}
+
+// toleratedIssue is the note recorded for a resource read after repairing
+// array elements sent as single objects, or nil.
+func (p parsed) toleratedIssue(ref, resourceType string, genomic bool) *Issue {
+	if len(p.tolerated) == 0 {
+		return nil
+	}
+	return &Issue{Ref: ref, ResourceType: resourceType, Severity: IssueWarning, Genomic: genomic,
+		Message: toleratedNote(p.tolerated), Tolerated: p.tolerated}
 }
 
 // parse parses one resource. When the whole resource is rejected it is
@@ -168,6 +185,15 @@ func (p *Parser) parse(raw json.RawMessage) (parsed, error) {
 		return parsed{cr: cr, head: h}, nil
 	}
 	first := clip(err.Error())
+	// EHRs commonly send an array element as one object: repair the
+	// known ones and say so.
+	fixed, tolerated, repaired := tolerate(h.ResourceType, raw)
+	if repaired {
+		if cr, err := p.u.UnmarshalR4(fixed); err == nil {
+			return parsed{cr: cr, head: h, tolerated: tolerated}, nil
+		}
+		raw = fixed
+	}
 	core, ok := coreElements[h.ResourceType]
 	if !ok {
 		return parsed{head: h}, fmt.Errorf("not valid FHIR R4: %s", first)
@@ -200,7 +226,7 @@ func (p *Parser) parse(raw json.RawMessage) (parsed, error) {
 		return parsed{head: h}, fmt.Errorf("not valid FHIR R4: %s", first)
 	}
 	slices.Sort(dropped)
-	return parsed{cr: cr, head: h, partial: fmt.Sprintf(
+	return parsed{cr: cr, head: h, tolerated: tolerated, partial: fmt.Sprintf(
 		"not valid FHIR R4 (%s); read without the elements pgxsafety does not use (%s)", first, strings.Join(dropped, ", "))}, nil
 }
 

@@ -185,6 +185,9 @@ func (m *Mapper) ReadGenomics(raws []json.RawMessage, patientID, place string) G
 		if pr.partial != "" {
 			g.Issues = append(g.Issues, Issue{Ref: ref, ResourceType: "Observation", Severity: IssueWarning, Message: pr.partial, Genomic: true})
 		}
+		if is := pr.toleratedIssue(ref, "Observation", true); is != nil {
+			g.Issues = append(g.Issues, *is)
+		}
 		kind := obsKind(obs)
 		if kind == "" {
 			continue // not a genomic result (a search may return others)

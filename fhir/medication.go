@@ -82,7 +82,10 @@ type MedicationOrder struct {
 	Identified bool `json:"identified"`
 	// Indication is the reasonCode text or displays.
 	Indication string `json:"indication,omitempty"`
-	AuthoredOn string `json:"authored_on,omitempty"`
+	// IndicationCodes are the reasonCode codings (ICD-10, SNOMED CT …)
+	// as written.
+	IndicationCodes []Coding `json:"indication_codes,omitempty"`
+	AuthoredOn      string   `json:"authored_on,omitempty"`
 	// Partial is set when only the core elements of the resource could be
 	// read; it says why.
 	Partial string `json:"partial,omitempty"`
@@ -161,9 +164,17 @@ func (m *Mapper) medicationOrder(pr parsed, place string, meds map[string]*mpb.M
 	if pr.partial != "" {
 		issues = append(issues, Issue{Ref: ref, ResourceType: "MedicationRequest", Severity: IssueWarning, Message: pr.partial})
 	}
+	if is := pr.toleratedIssue(ref, "MedicationRequest", false); is != nil {
+		issues = append(issues, *is)
+	}
 	var reasons []string
 	for _, rc := range mr.GetReasonCode() {
 		cs, text := codings(rc)
+		for _, c := range cs {
+			if c.Code != "" {
+				mo.IndicationCodes = append(mo.IndicationCodes, Coding(c))
+			}
+		}
 		if text != "" {
 			reasons = append(reasons, text)
 			continue

@@ -47,6 +47,9 @@ func (m *Mapper) ReadPatient(raw json.RawMessage, now time.Time) PatientFacts {
 	if pr.partial != "" {
 		f.Issues = append(f.Issues, Issue{Ref: f.Ref, ResourceType: "Patient", Severity: IssueWarning, Message: pr.partial})
 	}
+	if is := pr.toleratedIssue(f.Ref, "Patient", false); is != nil {
+		f.Issues = append(f.Issues, *is)
+	}
 	switch g := codeString(pt.GetGender().GetValue().String()); g {
 	case "male", "female":
 		f.Sex = g
