@@ -28,9 +28,6 @@ import (
 const (
 	// ClockSkew is the tolerance on exp, iat and nbf.
 	ClockSkew = 60 * time.Second
-	// MaxTokenLifetime bounds exp − iat: a CDS client mints a short-lived
-	// token per call. It also bounds how long a jti is remembered.
-	MaxTokenLifetime = 5 * time.Minute
 	// keySetTTL is how long a fetched key set is used before it is fetched
 	// again; keySetMinRefresh is the shortest interval between fetches
 	// caused by an unknown kid (key rotation).
@@ -69,6 +66,10 @@ type TrustedClient struct {
 	Algorithms []string `json:"algorithms,omitempty"`
 	// Tenant, when set, must equal the token's tenant claim.
 	Tenant string `json:"tenant,omitempty"`
+	// MaxLifetimeSeconds, when above zero, bounds exp − iat. CDS Hooks
+	// 2.0.1 sets no bound beyond exp (its example token lives 5 minutes;
+	// the sandbox's may live longer), so by default there is none.
+	MaxLifetimeSeconds int `json:"max_lifetime_seconds,omitempty"`
 }
 
 // LoadClients reads and checks a trusted-clients file: a JSON array of
@@ -107,6 +108,9 @@ func checkClients(cs []TrustedClient) error {
 			problems = append(problems, at+": iss "+c.Iss+" is listed twice")
 		}
 		seen[c.Iss] = true
+		if c.MaxLifetimeSeconds < 0 {
+			problems = append(problems, at+": max_lifetime_seconds must not be negative")
+		}
 		switch {
 		case (c.JWKSURL == "") == (c.JWKSFile == ""):
 			problems = append(problems, at+": give exactly one of jwks_url and jwks_file")
@@ -204,9 +208,9 @@ type claims struct {
 	Iss    string          `json:"iss"`
 	Sub    string          `json:"sub"`
 	Aud    json.RawMessage `json:"aud"`
-	Exp    *json.Number    `json:"exp"`
-	Iat    *json.Number    `json:"iat"`
-	Nbf    *json.Number    `json:"nbf"`
+	Exp    json.RawMessage `json:"exp"`
+	Iat    json.RawMessage `json:"iat"`
+	Nbf    json.RawMessage `json:"nbf"`
 	Jti    string          `json:"jti"`
 	Tenant string          `json:"tenant"`
 }
@@ -288,15 +292,13 @@ func (a *Authenticator) VerifyClaim(ctx context.Context, authorization, audience
 		return audit.Principal{}, nil, authErr("the signature does not verify")
 	}
 	var cl claims
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	if err := dec.Decode(&cl); err != nil {
+	if err := json.Unmarshal(payload, &cl); err != nil {
 		return audit.Principal{}, nil, authErr("the payload is not a JSON object")
 	}
 	if err := a.checkClaims(c, cl, audience); err != nil {
 		return audit.Principal{}, nil, err
 	}
-	exp, _ := seconds(cl.Exp)
+	exp, _ := seconds("exp", cl.Exp)
 	fresh, err := a.replay.Claim(ctx, replayKey(cl.Iss, cl.Jti), exp.Add(ClockSkew))
 	if err != nil {
 		return audit.Principal{}, nil, fmt.Errorf("%w: %v", ErrReplayCheck, err)
@@ -325,13 +327,13 @@ func (a *Authenticator) checkClaims(c *clientKeys, cl claims, audience string) e
 		return authErr("aud must be the exact URL called")
 	}
 	now := a.now()
-	exp, ok := seconds(cl.Exp)
-	if !ok {
-		return authErr("exp is required")
+	exp, err := seconds("exp", cl.Exp)
+	if err != nil {
+		return err
 	}
-	iat, ok := seconds(cl.Iat)
-	if !ok {
-		return authErr("iat is required")
+	iat, err := seconds("iat", cl.Iat)
+	if err != nil {
+		return err
 	}
 	if !now.Before(exp.Add(ClockSkew)) {
 		return authErr("the token has expired")
@@ -339,12 +341,15 @@ func (a *Authenticator) checkClaims(c *clientKeys, cl claims, audience string) e
 	if iat.After(now.Add(ClockSkew)) {
 		return authErr("iat is in the future")
 	}
-	if exp.Sub(iat) > MaxTokenLifetime {
-		return authErr("the token lives longer than %s (exp − iat)", MaxTokenLifetime)
+	if max := time.Duration(c.MaxLifetimeSeconds) * time.Second; max > 0 && exp.Sub(iat) > max {
+		return authErr("the token lives longer than %s (exp − iat), the limit set for this client", max)
 	}
-	if cl.Nbf != nil {
-		nbf, ok := seconds(cl.Nbf)
-		if !ok || nbf.After(now.Add(ClockSkew)) {
+	if len(cl.Nbf) > 0 && string(cl.Nbf) != "null" {
+		nbf, err := seconds("nbf", cl.Nbf)
+		if err != nil {
+			return err
+		}
+		if nbf.After(now.Add(ClockSkew)) {
 			return authErr("the token is not valid yet (nbf)")
 		}
 	}
@@ -357,8 +362,9 @@ func (a *Authenticator) checkClaims(c *clientKeys, cl claims, audience string) e
 	return nil
 }
 
-// audienceMatches accepts aud as the audience string or a one-element
-// array holding it.
+// audienceMatches accepts aud as the audience string or an array holding
+// it (RFC 7519 §4.1.3: the recipient must identify itself with one of the
+// values).
 func audienceMatches(raw json.RawMessage, audience string) bool {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -366,20 +372,30 @@ func audienceMatches(raw json.RawMessage, audience string) bool {
 	}
 	var ss []string
 	if json.Unmarshal(raw, &ss) == nil {
-		return len(ss) == 1 && ss[0] == audience
+		for _, a := range ss {
+			if a == audience {
+				return true
+			}
+		}
 	}
 	return false
 }
 
-func seconds(n *json.Number) (time.Time, bool) {
-	if n == nil {
-		return time.Time{}, false
+// seconds reads a NumericDate claim: a JSON number of seconds since the
+// epoch (RFC 7519 §2). A string, even of digits, is refused.
+func seconds(name string, raw json.RawMessage) (time.Time, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, authErr("%s is required", name)
 	}
-	f, err := n.Float64()
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e11 {
-		return time.Time{}, false
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return time.Time{}, authErr("%s must be a JSON number (NumericDate)", name)
 	}
-	return time.Unix(int64(f), 0), true
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e11 {
+		return time.Time{}, authErr("%s is not a valid NumericDate", name)
+	}
+	return time.Unix(int64(f), 0), nil
 }
 
 func replayKey(iss, jti string) string {

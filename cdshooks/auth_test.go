@@ -2,6 +2,7 @@ package cdshooks_test
 
 import (
 	"context"
+	"fmt"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -67,14 +68,16 @@ func TestAttackTable(t *testing.T) {
 		{"HS384 signed with the public key set as secret", "HS384 is not accepted", &token{alg: jwa.HS384, key: pubJSON}},
 		{"expired", "expired", &token{claims: map[string]any{"iat": fixedNow.Add(-10 * time.Minute).Unix(), "exp": fixedNow.Add(-5 * time.Minute).Unix()}}},
 		{"iat in the future", "iat is in the future", &token{claims: map[string]any{"iat": fixedNow.Add(10 * time.Minute).Unix(), "exp": fixedNow.Add(12 * time.Minute).Unix()}}},
-		{"lives longer than 5 minutes", "lives longer", &token{claims: map[string]any{"exp": fixedNow.Add(time.Hour).Unix()}}},
+		{"exp as a string of digits", "exp must be a JSON number", &token{claims: map[string]any{"exp": fmt.Sprint(fixedNow.Add(time.Minute).Unix())}}},
+		{"iat as a string of digits", "iat must be a JSON number", &token{claims: map[string]any{"iat": fmt.Sprint(fixedNow.Unix())}}},
+		{"nbf as a string", "nbf must be a JSON number", &token{claims: map[string]any{"nbf": "0"}}},
 		{"nbf in the future", "nbf", &token{claims: map[string]any{"nbf": fixedNow.Add(3 * time.Minute).Unix()}}},
 		{"no exp", "exp is required", &token{drop: []string{"exp"}}},
 		{"no iat", "iat is required", &token{drop: []string{"iat"}}},
 		{"no jti", "jti is required", &token{drop: []string{"jti"}}},
 		{"wrong aud path (the other service)", "aud must be", &token{audPath: "/cds-services/pgx-order-sign"}},
 		{"aud of another host", "aud must be", &token{claims: map[string]any{"aud": "https://evil.example/cds-services/pgx-order-select"}}},
-		{"aud array with a second audience", "aud must be", &token{claims: map[string]any{"aud": []string{publicURL + selectPath, "https://other"}}}},
+		{"aud array without the URL called", "aud must be", &token{claims: map[string]any{"aud": []string{"https://other", publicURL + "/cds-services/pgx-order-sign"}}}},
 		{"untrusted issuer", "not a trusted CDS client", &token{claims: map[string]any{"iss": "https://other-ehr.example/"}}},
 		{"unknown kid", "no key with the token's kid", &token{header: map[string]any{"kid": "rotated-away"}}},
 		{"kid missing", "must carry kid", &token{dropHdr: []string{"kid"}}},
@@ -146,6 +149,34 @@ func TestAllowlistedJKU(t *testing.T) {
 	if n := hits.Load(); n != 1 {
 		t.Errorf("key set fetched %d times, want 1 (cached)", n)
 	}
+}
+
+// TestTokenLifetime: CDS Hooks 2.0.1 bounds a token by exp only, so a
+// 10-minute token (as the sandbox may send) is accepted by default; a
+// client's max_lifetime_seconds bounds exp − iat when configured.
+func TestTokenLifetime(t *testing.T) {
+	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	long := func() *token {
+		return &token{claims: map[string]any{"iat": fixedNow.Add(-time.Minute).Unix(), "exp": fixedNow.Add(9 * time.Minute).Unix()}}
+	}
+	e := newEnv(t)
+	decodeResponse(t, e.post(selectPath, body, long()))
+	decodeResponse(t, e.post(selectPath, body, &token{claims: map[string]any{"exp": fixedNow.Add(24 * time.Hour).Unix()}}))
+
+	bounded := newEnv(t, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) { (*cs)[0].MaxLifetimeSeconds = 300 })
+	p := problemOf(t, bounded.post(selectPath, body, long()), http.StatusUnauthorized)
+	if !strings.Contains(p.Detail, "lives longer than 5m0s") {
+		t.Errorf("detail %q", p.Detail)
+	}
+	decodeResponse(t, bounded.post(selectPath, body, &token{}))
+}
+
+// TestAudienceArray: an aud array holding the URL called among others is
+// accepted (RFC 7519 §4.1.3, CDS Hooks 2.0.1).
+func TestAudienceArray(t *testing.T) {
+	e := newEnv(t)
+	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	decodeResponse(t, e.post(selectPath, body, &token{claims: map[string]any{"aud": []string{"https://ehr.example/other", publicURL + selectPath}}}))
 }
 
 // TestTenant: a client configured with a tenant accepts only its tenant.
