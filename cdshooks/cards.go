@@ -46,6 +46,7 @@ type cardBuilder struct {
 	patient          fhir.PatientFacts
 	genomics         fhir.Genomics
 	active           fhir.Orders
+	conditions       []fhir.Condition
 	results          []checked
 	failed           []failedCheck
 	unreadableDrafts []fhir.Issue
@@ -55,6 +56,30 @@ type cardBuilder struct {
 	// idlessChecked counts the draft orders without an id checked at
 	// order-select (they cannot be matched to a selection).
 	idlessChecked int
+}
+
+// indication is the order's reasonCode text; without one, the patient's
+// active Conditions (the conditions prefetch) stand for it.
+func (b *cardBuilder) indication(o fhir.MedicationOrder) string {
+	if o.Indication != "" {
+		return o.Indication
+	}
+	var texts []string
+	for _, c := range b.conditions {
+		if c.Text != "" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return strings.Join(texts, "; ")
+}
+
+// uninterpreted returns the genomic results present but not interpreted
+// that may concern gene.
+func (b *cardBuilder) uninterpreted(gene string) []fhir.Uninterpreted {
+	if gene == "" {
+		return nil
+	}
+	return b.genomics.UninterpretedFor(gene)
 }
 
 // genomicsUnavailable reports whether the patient's genomic results could
@@ -265,6 +290,14 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 		// not suppress one as the other.
 		parts = append(parts, "genomics-unavailable")
 	}
+	if a.Category == engine.CategoryUnknown && len(b.uninterpreted(a.Gene)) > 0 {
+		// A result exists but was not interpreted: never the same card
+		// as "no result available".
+		parts = append(parts, "genomics-uninterpreted")
+		for _, u := range b.uninterpreted(a.Gene) {
+			parts = append(parts, u.Ref)
+		}
+	}
 	id := b.cardID("alert", parts...)
 	card := Card{
 		UUID:      id,
@@ -307,6 +340,16 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 					level = " (CPIC level " + p.CPICLevel + ")"
 				}
 			}
+		}
+		if us := b.uninterpreted(a.Gene); len(us) > 0 {
+			// A result is present but was not interpreted: never "no
+			// result — order a test".
+			for _, u := range us {
+				if !u.AnyGene {
+					return fmt.Sprintf("%s: %s result present but not interpreted — review the lab report", drug, a.Gene)
+				}
+			}
+			return fmt.Sprintf("%s: no %s result read; a genomic result that may be one was not interpreted — review", drug, a.Gene)
 		}
 		if b.genomicsUnavailable() {
 			// A result may exist: do not advise a test the patient may
@@ -460,7 +503,7 @@ func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alter
 		out = append(out, Suggestion{
 			// Not recommended when the results could not be retrieved:
 			// the patient may already have one.
-			Label: label, UUID: stableUUID(cardID, "suggestion", label), IsRecommended: !b.genomicsUnavailable(),
+			Label: label, UUID: stableUUID(cardID, "suggestion", label), IsRecommended: !b.genomicsUnavailable() && len(b.uninterpreted(a.Gene)) == 0,
 			Actions: []Action{{Type: "create", Description: fmt.Sprintf("Order a %s genotype test (coded by name only: choose the laboratory's test).", a.Gene), Resource: res}},
 		})
 	}
@@ -478,7 +521,13 @@ func guidelineName(a engine.Alert) string {
 func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) string {
 	a := c.res.Alerts[i]
 	var d strings.Builder
-	fmt.Fprintf(&d, "**Finding.** %s\n\n", esc(a.Message))
+	review := a.Category == engine.CategoryUnknown && len(b.uninterpreted(a.Gene)) > 0
+	if review {
+		fmt.Fprintf(&d, "**Finding.** A genomic result that may be the patient's %s result is present but pgxsafety could not interpret it "+
+			"(see *Genomic data*): review the laboratory report before prescribing. Without it: %s\n\n", esc(a.Gene), esc(a.Message))
+	} else {
+		fmt.Fprintf(&d, "**Finding.** %s\n\n", esc(a.Message))
+	}
 	fmt.Fprintf(&d, "**Order:** %s — %s (identified by %s).\n\n", esc(orderName(c.order)), esc(firstNonEmpty(c.order.Label, c.drug.Drug)), esc(c.drug.Via))
 	d.WriteString(b.noIDNote(c.order))
 	if len(a.Genotype) > 0 {
@@ -506,7 +555,11 @@ func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) s
 		}
 		fmt.Fprintf(&d, ": %s\n\n", esc(a.Recommendation))
 	} else if a.Action != "" {
-		fmt.Fprintf(&d, "**Action:** %s", esc(a.Action))
+		if review {
+			fmt.Fprintf(&d, "**Action:** Review the laboratory report of the %s result first. If no interpretable result exists: %s", esc(a.Gene), esc(a.Action))
+		} else {
+			fmt.Fprintf(&d, "**Action:** %s", esc(a.Action))
+		}
 		if a.EvidenceLevel != "" {
 			fmt.Fprintf(&d, " (evidence level %s)", esc(a.EvidenceLevel))
 		}
@@ -522,7 +575,9 @@ func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) s
 	}
 	list(&d, "Laboratory interpretation", b.labNotes(c.drug.Drug))
 	if a.Category == engine.CategoryUnknown {
-		list(&d, "Genomic data", b.genomicAvailability())
+		list(&d, "Genomic data", b.genomicAvailability(a.Gene))
+	} else if us := b.uninterpreted(a.Gene); len(us) > 0 {
+		list(&d, "Also reported but not interpreted — review", uninterpretedLines(us))
 	}
 	list(&d, "India context", b.indiaContext(c.res, a))
 	list(&d, "Based on", b.basedOn(c))
@@ -586,22 +641,44 @@ func (b *cardBuilder) labNotes(drug string) []string {
 
 // genomicAvailability says where the genomic data came from and what
 // could not be used, for cards that rest on the absence of a result.
-func (b *cardBuilder) genomicAvailability() []string {
+func (b *cardBuilder) genomicAvailability(gene string) []string {
 	var out []string
+	us := b.uninterpreted(gene)
 	if kd := b.data[KeyGenomics]; kd != nil {
 		switch {
 		case kd.Error != "":
 			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Error+"): a result may exist.")
 		case len(b.genomics.Results) == 0:
 			out = append(out, fmt.Sprintf("No genomic results (Genotype, Haplotype, Variant, Therapeutic Implication Observations) were found (from %s).", kd.Source))
+		case len(us) > 0:
+			out = append(out, fmt.Sprintf("%d genomic result(s) were read (from %s); %d may be %s results but could not be interpreted — review the laboratory report:",
+				len(b.genomics.Results), kd.Source, len(us), gene))
 		default:
 			out = append(out, fmt.Sprintf("%d genomic result(s) were read (from %s); none covers this gene.", len(b.genomics.Results), kd.Source))
 		}
 	}
+	out = append(out, uninterpretedLines(us)...)
+	listed := map[string]bool{}
+	for _, u := range us {
+		listed[u.Ref] = true
+	}
 	for _, is := range b.genomics.Issues {
-		if is.Genomic && is.Severity == fhir.IssueError {
+		if is.Genomic && is.Severity == fhir.IssueError && !listed[is.Ref] {
 			out = append(out, is.Ref+" could not be used: "+is.Message)
 		}
+	}
+	return out
+}
+
+// uninterpretedLines describes results present but not interpreted.
+func uninterpretedLines(us []fhir.Uninterpreted) []string {
+	var out []string
+	for _, u := range us {
+		s := u.Ref
+		if u.Value != "" && !strings.Contains(u.Reason, u.Value) {
+			s += " (" + u.Value + ")"
+		}
+		out = append(out, s+": not interpreted — "+u.Reason)
 	}
 	return out
 }
@@ -677,6 +754,9 @@ func (b *cardBuilder) basedOn(c checked) []string {
 		if len(when) > 0 {
 			s += " (" + strings.Join(when, ", ") + ")"
 		}
+		if r.Note != "" {
+			s += " — " + r.Note
+		}
 		out = append(out, s)
 	}
 	var facts []string
@@ -694,6 +774,12 @@ func (b *cardBuilder) basedOn(c checked) []string {
 	}
 	if c.order.Indication != "" {
 		out = append(out, "Indication (order reasonCode): "+c.order.Indication)
+	} else if ind := b.indication(c.order); ind != "" {
+		var refs []string
+		for _, cd := range b.conditions {
+			refs = append(refs, cd.Ref)
+		}
+		out = append(out, fmt.Sprintf("Indication (the patient's active Conditions %s; the order has no reasonCode): %s", strings.Join(refs, ", "), ind))
 	}
 	if c.order.Partial != "" {
 		out = append(out, orderName(c.order)+" was "+c.order.Partial)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyDa
 	var missing []string
 	type fetch struct{ key string }
 	var fetches []fetch
-	for _, key := range []string{KeyPatient, KeyGenomics, KeyMedications} {
+	for _, key := range []string{KeyPatient, KeyGenomics, KeyMedications, KeyConditions} {
 		raw, present := call.prefetch[key]
 		if present {
 			rs, err := fhir.Resources(raw)
@@ -408,6 +409,18 @@ func logIssues(log *zap.Logger, rec *callRecord) {
 	// patient); the audit entry holds the issues.
 	log.Info("CDS hook input had problems", zap.Int("errors", counts[fhir.IssueError]),
 		zap.Int("warnings", counts[fhir.IssueWarning]), zap.Int("infos", counts[fhir.IssueInfo]))
+	// Deviations from FHIR R4 that were tolerated: element names only.
+	var tolerated []string
+	for _, is := range rec.Issues {
+		for _, el := range is.Tolerated {
+			tolerated = append(tolerated, is.ResourceType+"."+el)
+		}
+	}
+	if len(tolerated) > 0 {
+		sort.Strings(tolerated)
+		log.Info("CDS hook input deviated from FHIR R4 and was read anyway: array elements sent as one object",
+			zap.Strings("elements", slices.Compact(tolerated)))
+	}
 }
 
 // evaluate reads the data, checks every drug of the orders concerned and
@@ -451,6 +464,12 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 		b.active = s.mapper.ActiveMedications(kd.raws, KeyMedications, nil)
 		rec.Issues = append(rec.Issues, b.active.Issues...)
 	}
+	// Active conditions.
+	if kd := data[KeyConditions]; kd != nil && len(kd.raws) > 0 {
+		var issues []fhir.Issue
+		b.conditions, issues = s.mapper.ActiveConditions(kd.raws, call.patientID, KeyConditions)
+		rec.Issues = append(rec.Issues, issues...)
+	}
 	// Draft orders.
 	raws, err := fhir.Resources(call.draftOrders)
 	if err != nil {
@@ -459,7 +478,18 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 	}
 	orders := s.mapper.MedicationOrders(raws, "draftOrders", resolve)
 	rec.Issues = append(rec.Issues, orders.Issues...)
+	// At order-select a draft with no medication yet (no drug chosen) is
+	// not an error: there is nothing to check, and no card.
+	noDrugYet := map[string]bool{}
+	for _, o := range orders.Medications {
+		if call.hook == HookOrderSelect && o.NoMedication {
+			noDrugYet[orderName(o)] = true
+		}
+	}
 	for _, is := range orders.Issues {
+		if noDrugYet[is.Ref] {
+			continue
+		}
 		if is.Severity == fhir.IssueError && (is.ResourceType == "MedicationRequest" || is.ResourceType == "") {
 			b.unreadableDrafts = append(b.unreadableDrafts, is)
 		}
@@ -494,6 +524,9 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 			continue
 		}
 		if !o.Identified {
+			if noDrugYet[orderName(o)] {
+				continue
+			}
 			if !hasIssueFor(b.unreadableDrafts, orderName(o)) {
 				b.unreadableDrafts = append(b.unreadableDrafts, fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest",
 					Severity: fhir.IssueError, Message: "nothing names its medication; it was not checked"})
@@ -501,7 +534,7 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 			continue
 		}
 		for _, d := range o.Drugs {
-			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: o.Indication}
+			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: b.indication(o)}
 			b.genomics.Apply(&req)
 			if b.patient.Sex != "" || b.patient.AgeYears != nil {
 				req.Patient = &engine.Patient{Sex: b.patient.Sex, AgeYears: b.patient.AgeYears}

@@ -352,6 +352,9 @@ func TestPrefetchKeyStates(t *testing.T) {
 	setKey := func(key string, v any, server bool) []byte {
 		return editJSON(t, body, func(m map[string]any) {
 			p := m["prefetch"].(map[string]any)
+			if _, ok := p["conditions"]; !ok {
+				p["conditions"] = nil // the EHR has none: not queried
+			}
 			if v == "absent" {
 				delete(p, key)
 			} else {

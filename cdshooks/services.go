@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/fhir"
 )
 
 // Service ids and hooks.
@@ -19,17 +21,19 @@ const (
 	KeyPatient     = "patient"
 	KeyGenomics    = "pgxObservations"
 	KeyMedications = "activeMedications"
+	// KeyConditions are the patient's current Conditions: clinical
+	// context (e.g. clopidogrel's indication) when the order carries no
+	// reasonCode. Optional.
+	KeyConditions = "conditions"
 )
 
+// conditionStatuses are the Condition clinical statuses asked for.
+const conditionStatuses = "active,recurrence,relapse"
+
 // GenomicCodes are the Observation codes of the genomic prefetch and
-// search: Genotype, Haplotype, Variant (LOINC) and Therapeutic
-// Implication (Genomics Reporting IG).
-var GenomicCodes = []string{
-	"http://loinc.org|84413-4",
-	"http://loinc.org|84414-2",
-	"http://loinc.org|69548-6",
-	"http://hl7.org/fhir/uv/genomics-reporting/CodeSystem/tbd-codes-cs|therapeutic-implication",
-}
+// search: every code the FHIR mapper reads (Genotype, Haplotype, Variant,
+// HLA class I typing, Therapeutic Implication).
+var GenomicCodes = fhir.GenomicCodes
 
 // prefetchTemplates use only what CDS Hooks 2.0 allows: instance reads by
 // a context id, type-level searches with a patient reference, token
@@ -39,6 +43,7 @@ func prefetchTemplates() map[string]string {
 		KeyPatient:     "Patient/{{context.patientId}}",
 		KeyGenomics:    "Observation?patient={{context.patientId}}&code=" + strings.Join(GenomicCodes, ","),
 		KeyMedications: "MedicationRequest?patient={{context.patientId}}&status=active",
+		KeyConditions:  "Condition?patient={{context.patientId}}&clinical-status=" + conditionStatuses,
 	}
 }
 
@@ -50,6 +55,8 @@ func searchFor(key, patientID string) (resourceType string, q url.Values) {
 		return "Observation", url.Values{"patient": {patientID}, "code": {strings.Join(GenomicCodes, ",")}}
 	case KeyMedications:
 		return "MedicationRequest", url.Values{"patient": {patientID}, "status": {"active"}}
+	case KeyConditions:
+		return "Condition", url.Values{"patient": {patientID}, "clinical-status": {conditionStatuses}}
 	}
 	return "", nil
 }
@@ -63,8 +70,9 @@ type cdsService struct {
 	def ServiceDefinition
 }
 
-const usageRequirements = "Send the prefetch (patient, pgxObservations, activeMedications) or a fhirServer with " +
-	"fhirAuthorization allowing patient/Patient.read, patient/Observation.read and patient/MedicationRequest.read; " +
+const usageRequirements = "Send the prefetch (patient, pgxObservations, activeMedications, conditions) or a fhirServer with " +
+	"fhirAuthorization allowing patient/Patient.read, patient/Observation.read, patient/MedicationRequest.read and " +
+	"patient/Condition.read; " +
 	"without either the service answers 412. Calls carry a JWT signed by a trusted CDS client (aud = the service URL). " +
 	"Cards follow CPIC guidelines from pgxsafety's knowledge base; they support, not replace, clinical judgement."
 

@@ -307,9 +307,69 @@ func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 				out = append(out, e.Resource)
 			}
 		}
-		return out, nil
+		return resolveBundleRefs(b, out), nil
 	}
 	return []json.RawMessage{raw}, nil
+}
+
+// resolveBundleRefs rewrites references to a Bundle entry's fullUrl
+// ("urn:uuid:…", as transaction Bundles write them) into "Type/id" of
+// that entry's resource, so a subject written urn:uuid:… is recognised as
+// the patient (FHIR R4 Bundle reference resolution). Resources without
+// such references are returned unchanged.
+func resolveBundleRefs(b bundle, raws []json.RawMessage) []json.RawMessage {
+	refs := map[string]string{}
+	for _, e := range b.Entry {
+		if !strings.HasPrefix(e.FullURL, "urn:") {
+			continue
+		}
+		if h, err := head(e.Resource); err == nil && h.ID != "" {
+			refs[e.FullURL] = h.ResourceType + "/" + h.ID
+		}
+	}
+	if len(refs) == 0 {
+		return raws
+	}
+	for i, raw := range raws {
+		if !bytes.Contains(raw, []byte(`"urn:`)) {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			continue
+		}
+		changed := false
+		var walk func(any)
+		walk = func(x any) {
+			switch t := x.(type) {
+			case map[string]any:
+				for k, c := range t {
+					if s, ok := c.(string); ok && k == "reference" {
+						if r, ok := refs[s]; ok {
+							t[k] = r
+							changed = true
+						}
+						continue
+					}
+					walk(c)
+				}
+			case []any:
+				for _, c := range t {
+					walk(c)
+				}
+			}
+		}
+		walk(v)
+		if !changed {
+			continue
+		}
+		if nb, err := json.Marshal(v); err == nil {
+			raws[i] = nb
+		}
+	}
+	return raws
 }
 
 // bundle is the part of a Bundle read with encoding/json.

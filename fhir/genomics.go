@@ -34,6 +34,17 @@ const (
 	TBDTherapeutic       = "therapeutic-implication"
 )
 
+// GenomicCodes are the Observation codes ReadGenomics reads, as FHIR
+// token search values (system|code): the CDS discovery prefetch and the
+// FHIR search ask for exactly these.
+var GenomicCodes = []string{
+	SystemLOINC + "|" + LOINCGenotype,
+	SystemLOINC + "|" + LOINCHaplotype,
+	SystemLOINC + "|" + LOINCVariant,
+	SystemLOINC + "|" + LOINCHLATyping,
+	SystemTBD + "|" + TBDTherapeutic,
+}
+
 // Genomic result kinds.
 const (
 	KindGenotype    = "genotype"

@@ -80,6 +80,9 @@ type MedicationOrder struct {
 	// Identified is false when nothing names the medication: no code, no
 	// text, or a reference that could not be resolved.
 	Identified bool `json:"identified"`
+	// NoMedication is true when the order has no medication[x] at all (an
+	// order-select draft before a drug is chosen).
+	NoMedication bool `json:"no_medication,omitempty"`
 	// Indication is the reasonCode text or displays.
 	Indication string `json:"indication,omitempty"`
 	// IndicationCodes are the reasonCode codings (ICD-10, SNOMED CT …)
@@ -221,6 +224,7 @@ func (m *Mapper) medicationOrder(pr parsed, place string, meds map[string]*mpb.M
 			}
 		}
 	default:
+		mo.NoMedication = true
 		issues = append(issues, Issue{Ref: ref, ResourceType: "MedicationRequest", Severity: IssueError,
 			Message: "it names no medication (no medicationCodeableConcept or medicationReference)"})
 	}
