@@ -23,6 +23,32 @@ func addFixtureSeeds(f *testing.F) {
 	f.Add([]byte(`{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"84413-4"}]},"valueString":"CYP2D6*1/*4"}`))
 	f.Add([]byte(`{"resourceType":"Bundle","entry":[{"resource":{"resourceType":"Observation"}}]}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"resourceType":"MedicationRequest","id":"s","status":"draft","intent":"order","reasonCode":{"coding":{"code":"I21.4"}},` +
+		`"category":{"text":"x"},"dosageInstruction":{"doseAndRate":{"doseQuantity":{"value":1.10}}},"medicationCodeableConcept":{"text":"clopidogrel"}}`))
+	f.Add([]byte(`{"resourceType":"Condition","id":"c","clinicalStatus":{"coding":[{"code":"active"}]},"code":{"coding":{"code":"I21.4"}}}`))
+}
+
+// FuzzActiveConditions: never panics; every condition returned is active
+// and carries a code or text.
+func FuzzActiveConditions(f *testing.F) {
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		raws, err := fhir.Resources(b)
+		if err != nil {
+			raws = []json.RawMessage{b}
+		}
+		cs, _ := mapper.ActiveConditions(raws, "p1", "fuzz")
+		for _, c := range cs {
+			if c.Text == "" && len(c.Codes) == 0 {
+				t.Fatalf("condition %+v has no code or text", c)
+			}
+			switch c.ClinicalStatus {
+			case "active", "recurrence", "relapse":
+			default:
+				t.Fatalf("condition %+v is not active", c)
+			}
+		}
+	})
 }
 
 // FuzzReadGenomics: whatever the input, the genotype handed to the engine
