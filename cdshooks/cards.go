@@ -576,7 +576,7 @@ func (b *cardBuilder) alertDetail(c checked, i int, alts []engine.Alternative) s
 	list(&d, "Laboratory interpretation", b.labNotes(c.drug.Drug))
 	if a.Category == engine.CategoryUnknown {
 		list(&d, "Genomic data", b.genomicAvailability(a.Gene))
-	} else if us := b.uninterpreted(a.Gene); len(us) > 0 {
+	} else if us := relevantUninterpreted(b.uninterpreted(a.Gene), a); len(us) > 0 {
 		list(&d, "Also reported but not interpreted — review", uninterpretedLines(us))
 	}
 	list(&d, "India context", b.indiaContext(c.res, a))
@@ -666,6 +666,31 @@ func (b *cardBuilder) genomicAvailability(gene string) []string {
 		if is.Genomic && is.Severity == fhir.IssueError && !listed[is.Ref] {
 			out = append(out, is.Ref+" could not be used: "+is.Message)
 		}
+	}
+	return out
+}
+
+// relevantUninterpreted drops, for a finding made from the patient's
+// genotype, the HLA typings left silent only on alleles the finding is not
+// about (an HLA-B*15:02 carbamazepine finding is not changed by an unsaid
+// *57:01).
+func relevantUninterpreted(us []fhir.Uninterpreted, a engine.Alert) []fhir.Uninterpreted {
+	var out []fhir.Uninterpreted
+	g := genotypeText(a) + " " + a.StarAllele
+	for _, u := range us {
+		if len(u.Alleles) > 0 {
+			about := false
+			for _, al := range u.Alleles {
+				_, short, _ := strings.Cut(al, "*")
+				if strings.Contains(g, "*"+short) {
+					about = true
+				}
+			}
+			if !about {
+				continue
+			}
+		}
+		out = append(out, u)
 	}
 	return out
 }

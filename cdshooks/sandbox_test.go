@@ -239,6 +239,18 @@ func TestUninterpretedResultNeverOrderATest(t *testing.T) {
 	if _, bad := findCard(r, "no HLA-B result available"); bad {
 		t.Errorf("ambiguous HLA-B typing read as no result: %+v", r.Cards)
 	}
+
+	// A typing that names HLA-B*15:02 only says nothing about *57:01:
+	// abacavir asks for review of the result, not for a test.
+	one := hla
+	one["valueCodeableConcept"] = map[string]any{"text": "HLA-B*15:02"}
+	r = decodeResponse(t, e.hook(orderFor(t, "CGPatientExample01", "abacavir", "190521", one, patient)))
+	if _, ok := findCard(r, "HLA-B result present but not interpreted — review"); !ok {
+		t.Errorf("HLA-B typing silent on *57:01: no review card: %+v", r.Cards)
+	}
+	if _, bad := findCard(r, "no HLA-B result available"); bad {
+		t.Errorf("HLA-B typing silent on *57:01 read as no result: %+v", r.Cards)
+	}
 }
 
 // TestConditionsAsIndication: without a reasonCode, the patient's active

@@ -19,9 +19,12 @@ type Uninterpreted struct {
 	Gene  string   `json:"gene,omitempty"`
 	Genes []string `json:"genes,omitempty"`
 	// AnyGene is set when nothing tells which gene the result concerns.
-	AnyGene bool   `json:"any_gene,omitempty"`
-	Value   string `json:"value,omitempty"`
-	Reason  string `json:"reason"`
+	AnyGene bool `json:"any_gene,omitempty"`
+	// Alleles, for an HLA typing, are the keyed alleles it leaves
+	// ambiguous or unsaid (the rest of the typing was used).
+	Alleles []string `json:"alleles,omitempty"`
+	Value   string   `json:"value,omitempty"`
+	Reason  string   `json:"reason"`
 }
 
 // Concerns reports whether u may be a result of gene.
@@ -268,7 +271,26 @@ func (m *Mapper) applyCall(g *Genomics, gene string, c geneCall) {
 		reason := fmt.Sprintf("the typing %q does not tell whether %s is carried (alternatives disagree)", c.res.Value, a)
 		g.Issues = append(g.Issues, Issue{Ref: c.res.Ref, ResourceType: "Observation", Severity: IssueError, Genomic: true,
 			Message: "present but not interpreted — review: " + reason})
-		g.Uninterpreted = append(g.Uninterpreted, Uninterpreted{Ref: c.res.Ref, Gene: gene, Value: c.res.Value, Reason: reason})
+		g.Uninterpreted = append(g.Uninterpreted, Uninterpreted{Ref: c.res.Ref, Gene: gene, Alleles: []string{a}, Value: c.res.Value, Reason: reason})
+	}
+	if c.hla == nil {
+		return
+	}
+	// An HLA result that says nothing about a keyed allele (one copy
+	// typed, or only other alleles named negative) is still a result of
+	// the gene: a check needing that allele asks for review, not a test.
+	var unsaid []string
+	for _, a := range m.hlaKeyed()[gene] {
+		if _, ok := c.hla[a]; !ok && !containsString(c.hlaAmbiguous, a) {
+			unsaid = append(unsaid, a)
+		}
+	}
+	if len(unsaid) > 0 {
+		reason := fmt.Sprintf("the typing %q does not say whether %s is carried (it types one copy or names other alleles only)",
+			c.res.Value, strings.Join(unsaid, " or "))
+		g.Issues = append(g.Issues, Issue{Ref: c.res.Ref, ResourceType: "Observation", Severity: IssueWarning, Genomic: true,
+			Message: "partly interpreted — " + reason})
+		g.Uninterpreted = append(g.Uninterpreted, Uninterpreted{Ref: c.res.Ref, Gene: gene, Alleles: unsaid, Value: c.res.Value, Reason: reason})
 	}
 }
 
