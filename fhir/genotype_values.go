@@ -266,12 +266,12 @@ var legacyLetter = regexp.MustCompile(`^(\*[0-9]+)([A-Z])$`)
 // says how it was read.
 func (m *Mapper) normaliseStar(gene, a string) (name, note string) {
 	a = strings.TrimSpace(a)
-	if _, err := m.kb.ParseDiplotype(gene, a); err == nil {
+	if m.knownAllele(gene, a) {
 		return a, ""
 	}
 	if sm := pharmVarSub.FindStringSubmatch(a); sm != nil {
 		core := sm[1]
-		if _, err := m.kb.ParseDiplotype(gene, core); err == nil {
+		if m.knownAllele(gene, core) {
 			return core, fmt.Sprintf("PharmVar sub-allele %s%s read as its core allele %s%s", gene, a, gene, core)
 		}
 		if sm2 := legacyLetter.FindStringSubmatch(core); sm2 != nil {
@@ -280,11 +280,21 @@ func (m *Mapper) normaliseStar(gene, a string) (name, note string) {
 	}
 	if sm := legacyLetter.FindStringSubmatch(a); sm != nil {
 		core := sm[1]
-		if _, err := m.kb.ParseDiplotype(gene, core); err == nil {
+		if m.knownAllele(gene, core) {
 			return core, fmt.Sprintf("legacy sub-allele %s%s read as its core allele %s%s", gene, a, gene, core)
 		}
 	}
 	return a, ""
+}
+
+// knownAllele reports whether the knowledge reads a as one allele of gene
+// (as a hemizygous call or as a homozygous diplotype).
+func (m *Mapper) knownAllele(gene, a string) bool {
+	if _, err := m.kb.ParseDiplotype(gene, a); err == nil {
+		return true
+	}
+	_, err := m.kb.ParseDiplotype(gene, a+"/"+a)
+	return err == nil
 }
 
 // rsGenotype matches an rsID-style genotype ("rs9923231 C/T",

