@@ -53,6 +53,13 @@ type geneCall struct {
 	when         int64
 }
 
+// posCall is a position-level call read from a Variant Observation.
+type posCall struct {
+	call engine.PositionCall
+	res  *GenomicResult
+	when int64
+}
+
 type varCall struct {
 	present bool
 	zyg     engine.Zygosity
@@ -75,6 +82,7 @@ func (m *Mapper) combine(g *Genomics, reads []obsRead) {
 	genotypes := map[string][]geneCall{}
 	haplotypes := map[string][]obsRead{}
 	variants := map[string][]varCall{}
+	calls := map[string][]posCall{}
 	var failed []failure
 	var implications []obsRead
 	for _, rd := range reads {
@@ -115,7 +123,7 @@ func (m *Mapper) combine(g *Genomics, reads []obsRead) {
 				haplotypes[gene] = append(haplotypes[gene], rd)
 			}
 		case KindVariant:
-			m.readVariant(g, res, obs, rd.res.when, variants, &failed)
+			m.readVariant(g, res, obs, rd.res.when, variants, calls, &failed)
 		case KindImplication:
 			implications = append(implications, rd)
 		}
@@ -210,6 +218,23 @@ func (m *Mapper) combine(g *Genomics, reads []obsRead) {
 		if v.zyg != "" {
 			g.Zygosity[rs] = v.zyg
 		}
+	}
+	// Position calls (GRCh38), one per position.
+	for _, key := range sortedKeys(calls) {
+		cs := calls[key]
+		pick, note := latest(len(cs), func(i int) (string, int64) {
+			return fmt.Sprint(cs[i].call), cs[i].when
+		})
+		if pick < 0 {
+			failed = append(failed, failure{res: cs[0].res, gene: cs[0].res.Gene, any: cs[0].res.Gene == "", reason: key + ": " + note, value: cs[0].res.Value})
+			continue
+		}
+		if note != "" {
+			g.Issues = append(g.Issues, Issue{Ref: cs[pick].res.Ref, ResourceType: "Observation", Severity: IssueWarning, Genomic: true,
+				Message: fmt.Sprintf("%s: %s", key, note)})
+		}
+		cs[pick].res.Used = true
+		g.Calls = append(g.Calls, cs[pick].call)
 	}
 	// Results present but not interpreted: superseded where a genotype of
 	// their gene was used (a genotype call states the whole gene), else

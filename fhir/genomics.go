@@ -100,6 +100,10 @@ type Genomics struct {
 	Zygosity   map[string]engine.Zygosity
 	Diplotypes map[string]string
 	HLA        map[string]string
+	// Calls are position-level calls on GRCh38 (reference calls of "wild
+	// type" positions, insertions and deletions with their allelic state);
+	// single-base substitutions go to Variants as genomic HGVS items.
+	Calls []engine.PositionCall
 	// Results lists every genomic Observation read, used or not.
 	Results      []GenomicResult
 	Implications []Implication
@@ -132,11 +136,14 @@ func (g *Genomics) Apply(req *engine.Request) {
 			req.HLA[k] = v
 		}
 	}
+	if len(g.Calls) > 0 {
+		req.Calls = append([]engine.PositionCall(nil), g.Calls...)
+	}
 }
 
 // HasGenotype reports whether any genotype went into the check.
 func (g *Genomics) HasGenotype() bool {
-	return len(g.Variants) > 0 || len(g.Diplotypes) > 0 || len(g.HLA) > 0
+	return len(g.Variants) > 0 || len(g.Diplotypes) > 0 || len(g.HLA) > 0 || len(g.Calls) > 0
 }
 
 // UsedResults returns the results that went into the check.

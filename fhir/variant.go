@@ -23,8 +23,10 @@ const (
 	LOINCRefAllele      = "69547-8" // Genomic ref allele
 	LOINCAltAllele      = "69551-0" // Genomic alt allele
 	LOINCChromosome     = "48001-2" // Cytogenetic (chromosome) location
+	LOINCCoordSystem    = "92822-6" // Genomic coordinate system
 	LAGRCh37            = "LA14029-5"
 	LAGRCh38            = "LA26806-2"
+	LAOneBased          = "LA30102-0" // 1-based character counting
 )
 
 // grch38Accessions are the RefSeq accessions of the GRCh38 chromosomes
@@ -51,6 +53,8 @@ type positionVariant struct {
 	start     string
 	ref, alt  string
 	clinvar   string
+	// coord is the coordinate system code (92822-6), "" when not given.
+	coord string
 }
 
 // readPosition gathers what places a variant given without an rsID.
@@ -128,6 +132,9 @@ func readPosition(obs *opb.Observation) positionVariant {
 			}
 		}
 	}
+	if cc, _, ok := componentValue(obs, LOINCCoordSystem); ok {
+		pv.coord = firstCodeOrText(cc, "")
+	}
 	if _, str, ok := componentValue(obs, LOINCRefAllele); ok {
 		pv.ref = str
 	}
@@ -197,6 +204,61 @@ func (pv positionVariant) reason() string {
 	return "no dbSNP rsID (component 81252-9), genomic position or HGVS identifies the variant"
 }
 
+// gHGVSSNV matches a genomic HGVS substitution.
+var gHGVSSNV = regexp.MustCompile(`^(NC_0000[0-9]{2}\.[0-9]+):g\.([0-9]+)([ACGT])>([ACGT])$`)
+
+// chromName matches a chromosome name the engine reads.
+var chromName = regexp.MustCompile(`^chr([0-9]{1,2}|X|Y)$`)
+
+// bases matches a VCF allele.
+var bases = regexp.MustCompile(`^[ACGT]+$`)
+
+// positionInput turns a variant given on GRCh38 by genomic HGVS or by
+// position into the engine's position-level input (issue 10's matcher): a
+// genomic HGVS item for an SNV (with its zygosity), a reference call for
+// a "wild type" position (ref = alt), a position call with a genotype for
+// an insertion or deletion whose allelic state is given. why says what
+// prevents it.
+func (pv positionVariant) positionInput(zyg engine.Zygosity) (item string, call *engine.PositionCall, why string) {
+	if pv.build != "GRCh38" {
+		return "", nil, pv.reason()
+	}
+	if sm := gHGVSSNV.FindStringSubmatch(pv.hgvs); sm != nil {
+		return pv.hgvs, nil, ""
+	}
+	if pv.hgvs != "" && pv.start == "" {
+		return "", nil, fmt.Sprintf("the genomic HGVS %s is not a single-base substitution; only those, or positions with ref and alt, are matched", pv.hgvs)
+	}
+	if pv.coord != "" && pv.coord != LAOneBased {
+		return "", nil, fmt.Sprintf("the coordinate system %s is not 1-based character counting (%s)", pv.coord, LAOneBased)
+	}
+	if pv.coord == "" {
+		return "", nil, "a genomic position without its coordinate system (92822-6) cannot be placed"
+	}
+	if !ncAccession.MatchString(pv.accession) || !chromName.MatchString(pv.chrom) {
+		return "", nil, "a genomic position without a GRCh38 RefSeq chromosome (48013-7) cannot be placed"
+	}
+	pos, err := strconv.Atoi(pv.start)
+	if err != nil || pos <= 0 || pos > 300_000_000 {
+		return "", nil, fmt.Sprintf("the position %q is not a GRCh38 position", pv.start)
+	}
+	ref, alt := strings.ToUpper(pv.ref), strings.ToUpper(pv.alt)
+	if !bases.MatchString(ref) || !bases.MatchString(alt) || len(ref) > 200 || len(alt) > 200 {
+		return "", nil, fmt.Sprintf("the reference %q and alternate %q alleles are not bases A, C, G, T", pv.ref, pv.alt)
+	}
+	if ref == alt {
+		return "", &engine.PositionCall{Chrom: pv.chrom, Pos: pos, Ref: ref, Genotype: "0/0"}, ""
+	}
+	if len(ref) == 1 && len(alt) == 1 {
+		return fmt.Sprintf("%s:g.%d%s>%s", pv.accession, pos, ref, alt), nil, ""
+	}
+	gt := map[engine.Zygosity]string{engine.Het: "0/1", engine.Hom: "1/1", engine.Hemi: "1"}[zyg]
+	if gt == "" {
+		return "", nil, "an insertion or deletion by position without its allelic state (53034-5) cannot be placed"
+	}
+	return "", &engine.PositionCall{Chrom: pv.chrom, Pos: pos, Ref: ref, Alt: alt, Genotype: gt}, ""
+}
+
 // genesOnChromosome lists the knowledge's genes with allele definitions
 // on chrom.
 func (m *Mapper) genesOnChromosome(chrom string) []string {
@@ -213,7 +275,8 @@ func (m *Mapper) genesOnChromosome(chrom string) []string {
 // variants; a variant given only by position, HGVS or another id is
 // present but not interpreted (failed) unless it names a gene pgxsafety
 // does not cover or lies on a chromosome without one.
-func (m *Mapper) readVariant(g *Genomics, res *GenomicResult, obs *opb.Observation, when int64, variants map[string][]varCall, failed *[]failure) {
+func (m *Mapper) readVariant(g *Genomics, res *GenomicResult, obs *opb.Observation, when int64, variants map[string][]varCall,
+	calls map[string][]posCall, failed *[]failure) {
 	comp := geneOf(obs)
 	gene := ""
 	if comp != "" {
@@ -233,7 +296,22 @@ func (m *Mapper) readVariant(g *Genomics, res *GenomicResult, obs *opb.Observati
 		g.Issues = append(g.Issues, Issue{Ref: res.Ref, ResourceType: "Observation", Severity: IssueInfo, Genomic: true, Message: res.Note})
 		return
 	}
-	f := failure{res: res, gene: gene, value: res.Value, reason: pv.reason()}
+	present, zyg = variantPresence(obs)
+	item, call, why := pv.positionInput(zyg)
+	switch {
+	case item != "":
+		variants[item] = append(variants[item], varCall{present: present, zyg: zyg, res: res, when: when})
+		return
+	case call != nil && (present || call.Genotype == "0/0"):
+		key := fmt.Sprintf("%s:%d", call.Chrom, call.Pos)
+		calls[key] = append(calls[key], posCall{call: *call, res: res, when: when})
+		return
+	case call != nil:
+		res.Note = "reported absent: not a carrier"
+		res.Used = true
+		return
+	}
+	f := failure{res: res, gene: gene, value: res.Value, reason: why}
 	if gene == "" {
 		switch {
 		case pv.chrom == "":
@@ -273,6 +351,13 @@ func variantRsID(obs *opb.Observation) (rs string, present bool, zyg engine.Zygo
 	if rs == "" {
 		return "", false, "", false
 	}
+	present, zyg = variantPresence(obs)
+	return rs, present, zyg, true
+}
+
+// variantPresence reads a Variant's value (Present LA9633-4, Absent
+// LA9634-2, or the word) and allelic state.
+func variantPresence(obs *opb.Observation) (present bool, zyg engine.Zygosity) {
 	present = true
 	v := obs.GetValue().GetCodeableConcept()
 	switch {
@@ -289,5 +374,5 @@ func variantRsID(obs *opb.Observation) (rs string, present bool, zyg engine.Zygo
 	if zc, _, ok := componentValue(obs, LOINCZygosity); ok {
 		zyg = zygosity(zc)
 	}
-	return rs, present, zyg, true
+	return present, zyg
 }
