@@ -314,6 +314,18 @@ func TestIGExamples(t *testing.T) {
 			read: igRead{Uninterpreted: map[string]string{"Observation/VariantExample1": "CYP2B6,CYP4F2,IFNL3,RYR1",
 				"Observation/VariantExample2": "CYP2C19,CYP2C9"}},
 		},
+		{
+			// A pharmacist reads the results themselves: reports, groupers,
+			// the lab's recommendation Tasks and a medication statement
+			// carry none (they reference the Observations above).
+			name: "reports, groupers, recommendation Tasks and a MedicationStatement hold no result of their own",
+			files: []string{"DiagnosticReport-PGxGenomicReportEMERGE.json", "DiagnosticReport-PGxGenomicReportEMERGE-withGrouping.json",
+				"DiagnosticReport-diagnosticreport-hla-glstring-r4.json", "Observation-GrouperEx01.json", "Observation-GrouperEx02.json",
+				"Observation-GrouperEx03.json", "MedicationStatement-MedicationStatementWarfarin.json", "Task-PGxRecEx01.json",
+				"Task-PGxRecEx02.json", "Task-PGxRecEx03.json", "Task-PGxRecEx04.json", "Task-PGxRecEx05.json",
+				"Task-MedicationRecommendationExample1.json"},
+			read: igRead{},
+		},
 	}
 	covered := map[string]bool{}
 	var summary []string
@@ -330,6 +342,11 @@ func TestIGExamples(t *testing.T) {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("read (-want +got):\n%s", d)
+			}
+			for _, is := range g.Issues {
+				if is.Severity == fhir.IssueError && !strings.HasPrefix(is.Message, "present but not interpreted") {
+					t.Errorf("unexpected error: %+v", is)
+				}
 			}
 			for _, f := range tc.files {
 				covered[f] = true
