@@ -73,6 +73,31 @@ func (b *cardBuilder) indication(o fhir.MedicationOrder) string {
 	return strings.Join(texts, "; ")
 }
 
+// indicationCodes are the order's reasonCode codings and the codings of
+// the patient's active Conditions, for the engine's code-based population
+// selection (which decides across all of them). Codings without a system
+// or a code are left out: the engine refuses them.
+func (b *cardBuilder) indicationCodes(o fhir.MedicationOrder) []engine.Coding {
+	var out []engine.Coding
+	seen := map[string]bool{}
+	add := func(c fhir.Coding) {
+		if c.System == "" || c.Code == "" || seen[c.System+"|"+c.Code] {
+			return
+		}
+		seen[c.System+"|"+c.Code] = true
+		out = append(out, engine.Coding{System: c.System, Code: c.Code, Display: c.Display})
+	}
+	for _, c := range o.IndicationCodes {
+		add(c)
+	}
+	for _, cd := range b.conditions {
+		for _, c := range cd.Codes {
+			add(c)
+		}
+	}
+	return out
+}
+
 // uninterpreted returns the genomic results present but not interpreted
 // that may concern gene.
 func (b *cardBuilder) uninterpreted(gene string) []fhir.Uninterpreted {

@@ -534,7 +534,7 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 			continue
 		}
 		for _, d := range o.Drugs {
-			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: b.indication(o)}
+			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: b.indication(o), IndicationCodes: b.indicationCodes(o)}
 			b.genomics.Apply(&req)
 			if b.patient.Sex != "" || b.patient.AgeYears != nil {
 				req.Patient = &engine.Patient{Sex: b.patient.Sex, AgeYears: b.patient.AgeYears}

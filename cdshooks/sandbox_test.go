@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
 // sandboxIssuer is the iss of the CDS Hooks sandbox's tokens.
@@ -35,7 +36,7 @@ func sandboxEnv(t *testing.T) (*env, string, *atomic.Int32) {
 	t.Cleanup(ks.Close)
 	jku := ks.URL + "/.well-known/jwks.json"
 	e := newEnv(t, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) {
-		c.KeySetClient = ks.Client()
+		c.KeySets = httpx.NewKeySetCache(ks.Client(), fixedClock)
 		*cs = append(*cs, cdshooks.TrustedClient{Iss: sandboxIssuer, JWKSURL: jku, JKUAllowlist: []string{jku},
 			Algorithms: []string{"ES256", "ES384"}})
 	})
@@ -90,6 +91,9 @@ func TestSandboxShapedRequests(t *testing.T) {
 				}
 				if !strings.Contains(c.Detail, "Acute coronary syndrome") {
 					t.Errorf("the object reasonCode was not read as the indication: %s", c.Detail)
+				}
+				if !strings.Contains(c.Detail, "population: CVI ACS PCI") {
+					t.Errorf("the reasonCode's SNOMED CT code did not choose the ACS/PCI population: %s", c.Detail)
 				}
 				if _, bad := findCard(r, "was not checked"); bad {
 					t.Errorf("an 'order not checked' card: %+v", r.Cards)
@@ -280,5 +284,18 @@ func TestConditionsAsIndication(t *testing.T) {
 	}
 	if !strings.Contains(c.Detail, "active Conditions Condition/c1") || strings.Contains(c.Detail, "Ischemic stroke") {
 		t.Errorf("the indication from Conditions is not shown (or a resolved one is): %s", c.Detail)
+	}
+	// The Condition's ICD-10-CM code (NSTEMI) chose the ACS/PCI population.
+	if !strings.Contains(c.Detail, "population: CVI ACS PCI") {
+		t.Errorf("the coded Condition did not choose the ACS/PCI population: %s", c.Detail)
+	}
+	// The code alone, with no display or text, decides it too.
+	codeOnly := editJSON(t, body, func(m map[string]any) {
+		e := m["prefetch"].(map[string]any)["conditions"].(map[string]any)["entry"].([]any)[0].(map[string]any)["resource"].(map[string]any)
+		e["code"] = map[string]any{"coding": []any{map[string]any{"system": "http://hl7.org/fhir/sid/icd-10-cm", "code": "I21.4"}}}
+	})
+	r = decodeResponse(t, e.hook(codeOnly))
+	if c, ok := findCard(r, "CYP2C19 Poor Metabolizer"); !ok || !strings.Contains(c.Detail, "population: CVI ACS PCI") {
+		t.Errorf("an ICD-10-CM code alone did not choose the ACS/PCI population: %+v", r.Cards)
 	}
 }
