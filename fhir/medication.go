@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -37,22 +36,6 @@ func (m *Mapper) Parser() *Parser { return m.p }
 
 // Knowledge returns the mapper's knowledge.
 func (m *Mapper) Knowledge() *engine.Knowledge { return m.kb }
-
-func appendUnique(ss []string, s string) []string {
-	for _, x := range ss {
-		if x == s {
-			return ss
-		}
-	}
-	return append(ss, s)
-}
-
-// words lower-cases s and splits it into runs of letters and digits.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
 
 // DrugMatch is a covered drug identified in a medication.
 type DrugMatch struct {
