@@ -222,7 +222,7 @@ func TestLoadClients(t *testing.T) {
 // TestConfigRefusals: clients without a public URL, and the development
 // switch on a non-loopback address, refuse to start.
 func TestConfigRefusals(t *testing.T) {
-	svc := service.New(kb, failingAppender{}, fixedClock)
+	svc := service.New(kb, nil, failingAppender{}, fixedClock)
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(clients, []byte(`[{"iss":"a","jwks_file":"/x"}]`), 0o600)

@@ -117,7 +117,7 @@ func BenchmarkOrderSignVsCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	svc := service.New(kb, store, time.Now)
+	svc := service.New(kb, nil, store, time.Now)
 	clients, _ := json.Marshal([]cdshooks.TrustedClient{{Iss: specIssuer, JWKSFile: filepath.Join(testdataCD, "spec", "spec-2.0.1_jwks-public.json")}})
 	clientsFile := filepath.Join(dir, "clients.json")
 	_ = os.WriteFile(clientsFile, clients, 0o600)

@@ -116,7 +116,7 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 			t.Fatal(err)
 		}
 	}
-	svc := service.New(kb, app, fixedClock)
+	svc := service.New(kb, nil, app, fixedClock)
 	srv, err := cdshooks.New(svc, cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

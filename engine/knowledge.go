@@ -26,8 +26,6 @@ type Knowledge struct {
 	DrugNames   []DrugName       `json:"drug_names,omitempty"`  // names.go
 	Indications []IndicationCode `json:"indications,omitempty"` // names.go
 
-	Classifier *ClassifierKnowledge `json:"classifier,omitempty"` // variant classification (classifier_knowledge.go)
-
 	idx *index
 }
 

@@ -3,7 +3,7 @@ package knowledge
 import (
 	"encoding/json"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -18,12 +18,11 @@ func isClassifierFile(name string) bool {
 	return false
 }
 
-// decodeClassifier decodes the classifier files of contents into
-// kb.Classifier, strictly; problems are reported as decodeFS reports
-// them. A missing file is a problem: the classifier knowledge is part of
-// the knowledge.
-func decodeClassifier(kb *engine.Knowledge, contents map[string][]byte) []Problem {
-	ck := &engine.ClassifierKnowledge{Profiles: &engine.ConservationProfiles{}}
+// decodeClassifier decodes the classifier files of contents, strictly;
+// problems are reported as decodeFS reports them. A missing file is a
+// problem: the classifier knowledge is part of the knowledge.
+func decodeClassifier(contents map[string][]byte) (*classify.Knowledge, []Problem) {
+	ck := &classify.Knowledge{Profiles: &classify.ConservationProfiles{}}
 	targets := map[string]any{
 		kbfile.ClassifierMatrix:    &ck.Matrix,
 		kbfile.ClassifierProteins:  &ck.Proteins,
@@ -47,14 +46,12 @@ func decodeClassifier(kb *engine.Knowledge, contents map[string][]byte) []Proble
 	if _, ok := contents[kbfile.ClassifierReadme]; !ok {
 		problems = append(problems, Problem{File: kbfile.ClassifierReadme, Message: "missing file"})
 	}
-	kb.Classifier = ck
-	return problems
+	return ck, problems
 }
 
 // classifierStats cites the classifier rows' sources and returns the
 // classifier's table counts (used by Stats).
-func classifierStats(kb *engine.Knowledge, cite func([]string)) []TableCount {
-	ck := kb.Classifier
+func classifierStats(ck *classify.Knowledge, cite func([]string)) []TableCount {
 	if ck == nil {
 		return nil
 	}

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
 func TestClassifierLoaded(t *testing.T) {
-	kb := mustLoad(t)
-	ck := kb.Classifier
+	b := mustLoadBase(t)
+	ck := b.Classifier
 	if ck == nil {
 		t.Fatal("no classifier knowledge")
 	}
@@ -34,7 +34,7 @@ func TestClassifierLoaded(t *testing.T) {
 		t.Errorf("protein changes = %d, want the 67 rows of data/classifier/variant_protein_changes.csv", len(ck.Changes))
 	}
 	rows := map[string]int{}
-	for _, tc := range Stats(kb).Tables {
+	for _, tc := range Stats(b).Tables {
 		rows[tc.Name] = tc.Rows
 	}
 	if rows["classifier graph edges"] != 54 || rows["classifier protein sequences"] != 5 {
@@ -45,7 +45,7 @@ func TestClassifierLoaded(t *testing.T) {
 func TestCorruptClassifierKnowledge(t *testing.T) {
 	m := copyFS(t)
 	// A reference residue that does not match the sequence.
-	mutate(t, m, kbfile.ClassifierChanges, func(cs *[]engine.ProteinChange) {
+	mutate(t, m, kbfile.ClassifierChanges, func(cs *[]classify.ProteinChange) {
 		for i := range *cs {
 			if (*cs)[i].HGVSp == "p.Ala154Thr" {
 				(*cs)[i].HGVSp = "p.Gly154Thr"
@@ -53,8 +53,8 @@ func TestCorruptClassifierKnowledge(t *testing.T) {
 		}
 	})
 	// One cohort variant fewer: a demonstration case's.
-	mutate(t, m, kbfile.ClassifierSubstrate, func(s *engine.ClassifierSubstrate) {
-		var kept []engine.CohortVariant
+	mutate(t, m, kbfile.ClassifierSubstrate, func(s *classify.Substrate) {
+		var kept []classify.CohortVariant
 		for _, c := range s.Cohort {
 			if c.ID != "cyp2c9-i359l" {
 				kept = append(kept, c)
@@ -64,12 +64,12 @@ func TestCorruptClassifierKnowledge(t *testing.T) {
 		s.Graph.Edges[0].SourceIDs = []string{"no-such-source"}
 	})
 	// A sequence that no longer matches its MD5.
-	mutate(t, m, kbfile.ClassifierProteins, func(ps *[]engine.ProteinSequence) {
+	mutate(t, m, kbfile.ClassifierProteins, func(ps *[]classify.ProteinSequence) {
 		p := &(*ps)[0]
 		p.Sequence = "W" + p.Sequence[1:]
 	})
 	// An asymmetric matrix.
-	mutate(t, m, kbfile.ClassifierMatrix, func(mx *engine.SubstitutionMatrix) { mx.Scores[0][1]++ })
+	mutate(t, m, kbfile.ClassifierMatrix, func(mx *classify.SubstitutionMatrix) { mx.Scores[0][1]++ })
 	// An unknown field, and a missing file.
 	m[kbfile.ClassifierCitations] = &fstest.MapFile{Data: []byte(strings.Replace(string(m[kbfile.ClassifierCitations].Data), `"id":`, `"bogus":1,"id":`, 1))}
 	delete(m, kbfile.ClassifierReadme)

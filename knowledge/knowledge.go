@@ -32,6 +32,7 @@ import (
 	"sync"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -48,32 +49,59 @@ func Data() fs.FS {
 	return sub
 }
 
-// Load decodes, versions, validates and indexes the embedded knowledge. It
-// returns an *Error listing every problem when the knowledge is invalid.
-func Load() (*engine.Knowledge, error) { return LoadFS(Data()) }
+// Base is the whole knowledge base as loaded and validated together: the
+// engine's knowledge (guidelines, alleles, India context, …) and the
+// variant classifier's (engine/classify), which cross-references it.
+type Base struct {
+	Engine     *engine.Knowledge
+	Classifier *classify.Knowledge
+}
 
-var defaultKnowledge = sync.OnceValues(Load)
+// LoadBase decodes, versions, validates and indexes the embedded knowledge.
+// It returns an *Error listing every problem when the knowledge is invalid.
+func LoadBase() (*Base, error) { return LoadBaseFS(Data()) }
 
-// Default returns the embedded knowledge, loaded once per process; later
-// calls return the same value and error.
-func Default() (*engine.Knowledge, error) { return defaultKnowledge() }
+var defaultBase = sync.OnceValues(LoadBase)
 
-// LoadFS loads the knowledge files found at the root of fsys (a directory
-// laid out like knowledge/data), as Load does for the embedded files. It is
-// used by tests and by "pgxsafety knowledge validate --dir".
-func LoadFS(fsys fs.FS) (*engine.Knowledge, error) {
-	kb, problems, err := decodeFS(fsys)
+// DefaultBase returns the embedded knowledge, loaded once per process;
+// later calls return the same value and error.
+func DefaultBase() (*Base, error) { return defaultBase() }
+
+// LoadBaseFS loads the knowledge files found at the root of fsys (a
+// directory laid out like knowledge/data), as LoadBase does for the
+// embedded files. It is used by tests and by "pgxsafety knowledge validate
+// --dir".
+func LoadBaseFS(fsys fs.FS) (*Base, error) {
+	b, problems, err := decodeFS(fsys)
 	if err != nil {
 		return nil, err
 	}
-	problems = append(problems, Validate(kb)...)
+	problems = append(problems, Validate(b)...)
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
-	if err := kb.Build(); err != nil {
+	if err := b.Engine.Build(); err != nil {
 		return nil, fmt.Errorf("knowledge: building indexes: %w", err)
 	}
-	return kb, nil
+	return b, nil
+}
+
+// Load is LoadBase for a caller that needs only the engine's knowledge.
+func Load() (*engine.Knowledge, error) { return engineOf(LoadBase()) }
+
+// Default is DefaultBase for a caller that needs only the engine's
+// knowledge.
+func Default() (*engine.Knowledge, error) { return engineOf(DefaultBase()) }
+
+// LoadFS is LoadBaseFS for a caller that needs only the engine's
+// knowledge; the classifier's is validated all the same.
+func LoadFS(fsys fs.FS) (*engine.Knowledge, error) { return engineOf(LoadBaseFS(fsys)) }
+
+func engineOf(b *Base, err error) (*engine.Knowledge, error) {
+	if err != nil {
+		return nil, err
+	}
+	return b.Engine, nil
 }
 
 // Error is returned by Load and LoadFS when the knowledge has problems.
@@ -106,7 +134,7 @@ func Problems(err error) []Problem {
 // file, invalid JSON, an unknown field, more than one value) are returned
 // as problems; the file is then decoded leniently, where possible, so that
 // the other checks still run. err is set only when fsys cannot be listed.
-func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
+func decodeFS(fsys fs.FS) (*Base, []Problem, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, nil, fmt.Errorf("knowledge: %w", err)
@@ -160,7 +188,8 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 			_ = json.Unmarshal(data, targets[name])
 		}
 	}
-	problems = append(problems, decodeClassifier(kb, contents)...) // classifier.go
+	ck, cproblems := decodeClassifier(contents) // classifier.go
+	problems = append(problems, cproblems...)
 	for _, name := range []string{kbfile.Readme, kbfile.Licence} {
 		if _, ok := contents[name]; !ok {
 			problems = append(problems, Problem{File: name, Message: "missing file"})
@@ -175,7 +204,7 @@ func decodeFS(fsys fs.FS) (*engine.Knowledge, []Problem, error) {
 		problems = append(problems, Problem{File: kbfile.MetaFile, Message: "cpic_release and clinpgx_date are required"})
 	}
 	kb.Version.Label = meta.Label(kb.Version.Digest)
-	return kb, problems, nil
+	return &Base{Engine: kb, Classifier: ck}, problems, nil
 }
 
 // decodeStrict decodes exactly one JSON value with no unknown fields.

@@ -43,9 +43,21 @@ func mustLoad(t testing.TB) *engine.Knowledge {
 	return kb
 }
 
+// mustLoadBase loads the whole embedded knowledge afresh (tests may
+// corrupt it).
+func mustLoadBase(t testing.TB) *Base {
+	t.Helper()
+	b, err := LoadBase()
+	if err != nil {
+		t.Fatalf("LoadBase: %v", err)
+	}
+	return b
+}
+
 func TestLoad(t *testing.T) {
-	kb := mustLoad(t)
-	if p := Validate(kb); len(p) != 0 {
+	b := mustLoadBase(t)
+	kb := b.Engine
+	if p := Validate(b); len(p) != 0 {
 		t.Fatalf("Validate found %d problems on the embedded knowledge: %v", len(p), p)
 	}
 	if got := len(kb.Variants); got != TrackedVariantCount {
@@ -334,7 +346,8 @@ func TestCorruptKnowledge(t *testing.T) {
 
 // TestValidateListsEveryProblem corrupts a loaded knowledge base in memory.
 func TestValidateListsEveryProblem(t *testing.T) {
-	kb := mustLoad(t)
+	b := mustLoadBase(t)
+	kb := b.Engine
 	kb.Recommendations[3].Genes = append(kb.Recommendations[3].Genes, "NOSUCHGENE")
 	kb.Drugs[0].Pairs[0].Gene = "NOSUCHGENE2"
 	kb.States = kb.States[1:]
@@ -342,7 +355,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	kb.HLAAlleles[0].AFCentralSouthAsian = ptr(-0.1)
 	kb.Sources = append(kb.Sources, kb.Sources[0])
 	got := map[string]bool{}
-	for _, p := range Validate(kb) {
+	for _, p := range Validate(b) {
 		got[p.File+" "+p.Field] = true
 	}
 	want := []string{
@@ -362,8 +375,9 @@ func TestValidateListsEveryProblem(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	kb := mustLoad(t)
-	s := Stats(kb)
+	b := mustLoadBase(t)
+	kb := b.Engine
+	s := Stats(b)
 	rows := map[string]int{}
 	for _, tc := range s.Tables {
 		rows[tc.Name] = tc.Rows

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -16,8 +16,9 @@ import (
 // the provenance names the command, the tools and a source of the
 // knowledge.
 func TestProfilesFile(t *testing.T) {
-	kb := mustLoad(t)
-	ps := kb.Classifier.Profiles
+	b := mustLoadBase(t)
+	kb := b.Engine
+	ps := b.Classifier.Profiles
 	if ps == nil {
 		t.Fatal("no profiles")
 	}
@@ -45,7 +46,7 @@ func TestProfilesFile(t *testing.T) {
 
 func TestCorruptProfiles(t *testing.T) {
 	m := copyFS(t)
-	mutate(t, m, kbfile.ClassifierProfiles, func(ps *engine.ConservationProfiles) {
+	mutate(t, m, kbfile.ClassifierProfiles, func(ps *classify.ConservationProfiles) {
 		ps.Provenance.Command = ""
 		for i := range ps.Proteins {
 			p := &ps.Proteins[i]

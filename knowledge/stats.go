@@ -34,9 +34,10 @@ type SourceCount struct {
 	Rows    int    `json:"rows"`
 }
 
-// Stats computes the statistics of kb. Every count is computed from the
+// Stats computes the statistics of b. Every count is computed from the
 // data.
-func Stats(kb *engine.Knowledge) Statistics {
+func Stats(b *Base) Statistics {
+	kb := b.Engine
 	s := Statistics{Version: kb.Version}
 	cites := map[string]int{}
 	cite := func(ids []string) {
@@ -140,7 +141,7 @@ func Stats(kb *engine.Knowledge) Statistics {
 		{"drug names (brands, salts, synonyms, abbreviations, combinations)", len(kb.DrugNames)},
 		{"indication codes", len(kb.Indications)},
 	}
-	s.Tables = append(s.Tables, classifierStats(kb, cite)...) // classifier.go
+	s.Tables = append(s.Tables, classifierStats(b.Classifier, cite)...) // classifier.go
 	for _, src := range kb.Sources {
 		s.Sources = append(s.Sources, SourceCount{ID: src.ID, Title: src.Title, Licence: src.Licence, Rows: cites[src.ID]})
 	}

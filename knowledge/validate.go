@@ -121,7 +121,10 @@ func foldKey(s string) string {
 // recommendation naming an unknown drug, a tracked variant whose CPIC gene
 // is unknown); frequencies outside [0,1]; values outside their vocabularies;
 // and the curated counts (TrackedVariantCount, StateCount).
-func Validate(kb *engine.Knowledge) []Problem {
+// The classifier's knowledge is checked too, against the engine's
+// (validate_classifier.go).
+func Validate(b *Base) []Problem {
+	kb := b.Engine
 	v := &validator{sources: map[string]bool{}, genes: map[string]*engine.Gene{}, drugs: map[string]bool{}}
 	v.validateVersion(kb)
 	v.validateSources(kb)
@@ -135,9 +138,9 @@ func Validate(kb *engine.Knowledge) []Problem {
 	v.validateCommunities(kb)
 	v.validateHerbs(kb)
 	v.validateWarfarin(kb)
-	v.validateDefinitions(kb) // validate_definitions.go
-	v.validateClassifier(kb)  // validate_classifier.go
-	v.validateNames(kb)       // validate_names.go
+	v.validateDefinitions(kb)              // validate_definitions.go
+	v.validateClassifier(kb, b.Classifier) // validate_classifier.go
+	v.validateNames(kb)                    // validate_names.go
 	return v.problems
 }
 

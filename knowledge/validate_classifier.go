@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -29,8 +30,7 @@ const standardResidues = "ACDEFGHIKLMNPQRSTVWY"
 // and graph row referring to rows that exist; the reference residue of
 // every missense change on a substrate protein matching the sequence; and
 // the curated counts.
-func (v *validator) validateClassifier(kb *engine.Knowledge) {
-	ck := kb.Classifier
+func (v *validator) validateClassifier(kb *engine.Knowledge, ck *classify.Knowledge) {
 	if ck == nil {
 		v.add(kbfile.ClassifierSubstrate, 0, "", "no classifier knowledge")
 		return
@@ -62,7 +62,7 @@ func (v *validator) validateClassifier(kb *engine.Knowledge) {
 
 	// Proteins.
 	pf := kbfile.ClassifierProteins
-	proteins := map[string]engine.ProteinSequence{}
+	proteins := map[string]classify.ProteinSequence{}
 	for i, p := range ck.Proteins {
 		row := i + 1
 		v.cite(pf, row, "source_ids", p.SourceIDs)
@@ -98,7 +98,7 @@ func (v *validator) validateClassifier(kb *engine.Knowledge) {
 			v.add(cf, row, "", "duplicate row %s", key)
 		}
 		changes[key] = true
-		if c.Consequence != engine.ConsequenceMissense {
+		if c.Consequence != classify.ConsequenceMissense {
 			continue
 		}
 		ref, pos, ok := parseHGVSp(c.HGVSp)
@@ -116,7 +116,7 @@ func (v *validator) validateClassifier(kb *engine.Knowledge) {
 	// Substrate.
 	sf := kbfile.ClassifierSubstrate
 	sub := ck.Substrate
-	cohort := map[string]engine.CohortVariant{}
+	cohort := map[string]classify.CohortVariant{}
 	for i, c := range sub.Cohort {
 		field := fmt.Sprintf("cohort[%d]", i)
 		v.cite(sf, 0, field+".source_ids", c.SourceIDs)
@@ -159,7 +159,7 @@ func (v *validator) validateClassifier(kb *engine.Knowledge) {
 		if !nodes[e.From] || !nodes[e.To] {
 			v.add(sf, 0, field, "row %s → %s names a node that does not exist", e.From, e.To)
 		}
-		if !oneOf(e.Layer, engine.LayerPharmacogenomic, engine.LayerGuideline, engine.LayerNaturalProduct) {
+		if !oneOf(e.Layer, classify.LayerPharmacogenomic, classify.LayerGuideline, classify.LayerNaturalProduct) {
 			v.add(sf, 0, field+".layer", "unknown layer %q", e.Layer)
 		}
 		key := e.From + "|" + e.Relation + "|" + e.To

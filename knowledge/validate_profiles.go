@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -20,15 +20,15 @@ const frequencyTolerance = 10
 // vectors of 20 non-negative values summing to the scale (within rounding),
 // a positive Neff, consistent counts; and that every substrate protein has
 // a profile of exactly its sequence.
-func (v *validator) validateProfiles(ck *engine.ClassifierKnowledge) {
+func (v *validator) validateProfiles(ck *classify.Knowledge) {
 	f := kbfile.ClassifierProfiles
 	ps := ck.Profiles
 	if ps == nil || len(ps.Proteins) == 0 {
 		v.add(f, 0, "proteins", "no conservation profiles")
 		return
 	}
-	if ps.Alphabet != engine.ProfileAlphabet {
-		v.add(f, 0, "alphabet", "%q, want %q", ps.Alphabet, engine.ProfileAlphabet)
+	if ps.Alphabet != classify.ProfileAlphabet {
+		v.add(f, 0, "alphabet", "%q, want %q", ps.Alphabet, classify.ProfileAlphabet)
 	}
 	if ps.FrequencyScale <= 0 {
 		v.add(f, 0, "frequency_scale", "must be positive")
@@ -69,7 +69,7 @@ func (v *validator) validateProfiles(ck *engine.ClassifierKnowledge) {
 			if c.Neff <= 0 {
 				v.add(f, row, field+".neff", "%s position %d: Neff must be positive", p.Gene, j+1)
 			}
-			if len(c.Freq) != len(engine.ProfileAlphabet) {
+			if len(c.Freq) != len(classify.ProfileAlphabet) {
 				v.add(f, row, field+".freq", "%s position %d: %d frequencies", p.Gene, j+1, len(c.Freq))
 				continue
 			}

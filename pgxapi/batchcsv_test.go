@@ -39,7 +39,7 @@ func newServerCfg(t *testing.T, cfg pgxapi.Config) testServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, store, fixedClock)
+	svc := service.New(kb, ck, store, fixedClock)
 	srv := pgxapi.New(svc, store, zap.NewNop(), cfg)
 	r := httpx.NewRouter()
 	srv.Register(r)
@@ -780,7 +780,7 @@ func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	stopping := make(chan struct{})
-	srv := pgxapi.New(service.New(kb, store, fixedClock), store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60, Stopping: stopping})
+	srv := pgxapi.New(service.New(kb, ck, store, fixedClock), store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60, Stopping: stopping})
 	r := httpx.NewRouter()
 	srv.Register(r)
 	hs := httptest.NewServer(httpx.Wrap(r, zap.NewNop()))

@@ -61,7 +61,7 @@ type ClassifyResponse struct {
 // envelope, the case and its classification.
 type DemoResponse struct {
 	Envelope
-	DemoCase engine.DemoCase `json:"demo_case"`
+	DemoCase classify.DemoCase `json:"demo_case"`
 	classify.Result
 }
 
@@ -179,7 +179,7 @@ func startTime(r *http.Request) time.Time {
 
 // demoCaseItem is one entry of GET /classifier_v2/demo_cases.
 type demoCaseItem struct {
-	engine.DemoCase
+	classify.DemoCase
 	Path string `json:"path"`
 }
 
@@ -205,16 +205,16 @@ func (a *classifierAPI) demoCaseList(w http.ResponseWriter, _ *http.Request) err
 
 // substrateResponse is GET /classifier_v2/curated_substrate.
 type substrateResponse struct {
-	APIVersion           string                    `json:"api_version"`
-	KnowledgeVersion     string                    `json:"knowledge_version"`
-	CuratedSubstrateSize classify.SubstrateSize    `json:"curated_substrate_size"`
-	Rules                map[string]string         `json:"rules"`
-	ProteinSelection     []engine.ProteinSelection `json:"protein_selection"`
-	Proteins             []engine.ProteinSequence  `json:"proteins"`
-	Cohort               []engine.CohortVariant    `json:"cohort"`
-	DemoCases            []engine.DemoCase         `json:"demo_cases"`
-	Graph                engine.KnowledgeGraph     `json:"graph"`
-	ConservationModel    classify.ModelConstants   `json:"conservation_model"`
+	APIVersion           string                      `json:"api_version"`
+	KnowledgeVersion     string                      `json:"knowledge_version"`
+	CuratedSubstrateSize classify.SubstrateSize      `json:"curated_substrate_size"`
+	Rules                map[string]string           `json:"rules"`
+	ProteinSelection     []classify.ProteinSelection `json:"protein_selection"`
+	Proteins             []classify.ProteinSequence  `json:"proteins"`
+	Cohort               []classify.CohortVariant    `json:"cohort"`
+	DemoCases            []classify.DemoCase         `json:"demo_cases"`
+	Graph                classify.KnowledgeGraph     `json:"graph"`
+	ConservationModel    classify.ModelConstants     `json:"conservation_model"`
 	// ConservationProfiles describes the per-position profiles
 	// (classifier_profiles.json) the conservation score reads.
 	ConservationProfiles classify.ProfilesDocument `json:"conservation_profiles"`
@@ -250,9 +250,10 @@ func buildSubstrate(cls *classify.Classifier) substrateResponse {
 			ids[id] = true
 		}
 	}
-	add(kb.Classifier.Matrix.SourceIDs)
-	if kb.Classifier.Profiles != nil {
-		add(kb.Classifier.Profiles.Provenance.SourceIDs)
+	ck := cls.Data()
+	add(ck.Matrix.SourceIDs)
+	if ck.Profiles != nil {
+		add(ck.Profiles.Provenance.SourceIDs)
 	}
 	for _, p := range out.Proteins {
 		add(p.SourceIDs)
@@ -279,10 +280,10 @@ func (a *classifierAPI) curatedSubstrate(w http.ResponseWriter, _ *http.Request)
 
 // citationsResponse is GET /classifier_v2/citations.
 type citationsResponse struct {
-	APIVersion                string                       `json:"api_version"`
-	PublicationCitationsCount int                          `json:"publication_citations_count"`
-	Rule                      string                       `json:"rule"`
-	Citations                 []engine.PublicationCitation `json:"citations"`
+	APIVersion                string                         `json:"api_version"`
+	PublicationCitationsCount int                            `json:"publication_citations_count"`
+	Rule                      string                         `json:"rule"`
+	Citations                 []classify.PublicationCitation `json:"citations"`
 }
 
 func buildCitations(cls *classify.Classifier) citationsResponse {

@@ -262,8 +262,8 @@ func TestClassifierListings(t *testing.T) {
 		t.Errorf("demo_cases = %+v", dc)
 	}
 	cit := decode[struct {
-		Count     int                          `json:"publication_citations_count"`
-		Citations []engine.PublicationCitation `json:"citations"`
+		Count     int                            `json:"publication_citations_count"`
+		Citations []classify.PublicationCitation `json:"citations"`
 	}](t, ts.do(t, http.MethodGet, "/classifier_v2/citations", "", nil))
 	if cit.Count != 10 || len(cit.Citations) != 10 {
 		t.Errorf("citations: count %d, %d items", cit.Count, len(cit.Citations))
@@ -274,11 +274,11 @@ func TestClassifierListings(t *testing.T) {
 		}
 	}
 	sub := decode[struct {
-		Size   classify.SubstrateSize `json:"curated_substrate_size"`
-		Cohort []engine.CohortVariant `json:"cohort"`
-		Graph  engine.KnowledgeGraph  `json:"graph"`
-		Valid  classify.Validation    `json:"validation"`
-		Srcs   []engine.Source        `json:"sources"`
+		Size   classify.SubstrateSize   `json:"curated_substrate_size"`
+		Cohort []classify.CohortVariant `json:"cohort"`
+		Graph  classify.KnowledgeGraph  `json:"graph"`
+		Valid  classify.Validation      `json:"validation"`
+		Srcs   []engine.Source          `json:"sources"`
 	}](t, ts.do(t, http.MethodGet, "/classifier_v2/curated_substrate", "", nil))
 	if sub.Size.CohortVariants != len(sub.Cohort) || sub.Size.GraphNodes != len(sub.Graph.Nodes) || sub.Size.GraphEdges != len(sub.Graph.Edges) ||
 		sub.Size != (classify.SubstrateSize{CohortVariants: 16, ProteinSequences: 5, GraphNodes: 62, GraphEdges: 54}) {
@@ -363,14 +363,12 @@ func TestClassifierGolden(t *testing.T) {
 // validation prevents) makes every classifier endpoint a 503, not a panic
 // or an empty answer.
 func TestClassifierWithoutKnowledge(t *testing.T) {
-	k := *kb
-	k.Classifier = nil
 	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	srv := pgxapi.New(service.New(&k, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
+	srv := pgxapi.New(service.New(kb, nil, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
 	r := httpx.NewRouter()
 	srv.Register(r)
 	ts := testServer{h: httpx.Wrap(r, zap.NewNop()), store: store}

@@ -45,7 +45,7 @@ func newFullServer(t *testing.T) fullServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, store, fixedClock)
+	svc := service.New(kb, ck, store, fixedClock)
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
 	pgxapi.RegisterTransparency(r, newTestTransparency(store))

@@ -25,6 +25,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
@@ -38,17 +39,20 @@ var fixedNow = time.Date(2025, 6, 1, 8, 30, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return fixedNow }
 
-// kb is loaded once: the knowledge is read-only.
-var kb *engine.Knowledge
+// kb and ck are loaded once: the knowledge is read-only.
+var (
+	kb *engine.Knowledge
+	ck *classify.Knowledge
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	var err error
-	kb, err = knowledge.Load()
+	base, err := knowledge.LoadBase()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "load knowledge: %v\n", err)
 		os.Exit(1)
 	}
+	kb, ck = base.Engine, base.Classifier
 	os.Exit(m.Run())
 }
 
@@ -66,7 +70,7 @@ func newServer(t *testing.T) testServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, store, fixedClock)
+	svc := service.New(kb, ck, store, fixedClock)
 	srv := pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60})
 	r := httpx.NewRouter()
 	srv.Register(r)

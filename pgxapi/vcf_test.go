@@ -507,7 +507,7 @@ func BenchmarkVCF100Samples(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	srv := pgxapi.New(service.New(kb, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
+	srv := pgxapi.New(service.New(kb, ck, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
 	r := httpx.NewRouter()
 	srv.Register(r)
 	h := httpx.Wrap(r, zap.NewNop())

@@ -105,7 +105,7 @@ func newApp(t testing.TB, edit func(*smart.EHR, *smarttest.EHR)) *app {
 	core, logs := observer.New(zap.DebugLevel)
 	a.logs = logs
 	log := zap.New(core)
-	s, err := smart.New(a.cfg, service.New(kb, app, time.Now), log)
+	s, err := smart.New(a.cfg, service.New(kb, nil, app, time.Now), log)
 	if err != nil {
 		t.Fatal(err)
 	}

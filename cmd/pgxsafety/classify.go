@@ -41,11 +41,11 @@ func runClassify(args []string, stdout, stderr io.Writer) error {
 		return usageError("classify: --gene (with --protein-change or --variant) or --demo is required")
 	}
 
-	kb, err := loadKnowledge(stderr)
+	b, err := loadBase(stderr)
 	if err != nil {
 		return err
 	}
-	cls, err := classify.New(kb)
+	cls, err := classify.New(b.Engine, b.Classifier)
 	if err != nil {
 		return err
 	}

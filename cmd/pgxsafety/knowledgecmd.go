@@ -12,16 +12,26 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-// loadKnowledge returns the embedded knowledge (loaded, validated and
-// indexed once per process). When it has problems it prints every one to
-// stderr and returns an error.
-func loadKnowledge(stderr io.Writer) (*engine.Knowledge, error) {
-	kb, err := knowledge.Default()
+// loadBase returns the embedded knowledge, the engine's and the
+// classifier's (loaded, validated and indexed once per process). When it
+// has problems it prints every one to stderr and returns an error.
+func loadBase(stderr io.Writer) (*knowledge.Base, error) {
+	b, err := knowledge.DefaultBase()
 	if err != nil {
 		reportLoadError(stderr, "embedded knowledge", err)
 		return nil, fmt.Errorf("the embedded knowledge does not load (%s)", problemCount(err))
 	}
-	return kb, nil
+	return b, nil
+}
+
+// loadKnowledge is loadBase for a command that needs only the engine's
+// knowledge.
+func loadKnowledge(stderr io.Writer) (*engine.Knowledge, error) {
+	b, err := loadBase(stderr)
+	if err != nil {
+		return nil, err
+	}
+	return b.Engine, nil
 }
 
 // reportLoadError prints every problem of a knowledge load error, one per
@@ -57,19 +67,19 @@ func runKnowledge(args []string, stdout, stderr io.Writer) error {
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
-		kb, err := loadKnowledge(stderr)
+		b, err := loadBase(stderr)
 		if err != nil {
 			return err
 		}
-		stats := knowledge.Stats(kb)
+		stats := knowledge.Stats(b)
 		if !*asJSON {
 			return stats.WriteText(stdout)
 		}
-		b, err := json.MarshalIndent(stats, "", "  ")
+		out, err := json.MarshalIndent(stats, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode stats: %w", err)
 		}
-		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		_, err = fmt.Fprintf(stdout, "%s\n", out)
 		return err
 	default:
 		return usageError("knowledge: unknown subcommand %q (want validate or stats)", args[0])

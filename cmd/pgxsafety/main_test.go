@@ -49,11 +49,11 @@ func TestKnowledgeValidate(t *testing.T) {
 // TestKnowledgeStats: the statistics printed are those of the embedded
 // knowledge, and they hold the counts the spec states.
 func TestKnowledgeStats(t *testing.T) {
-	kb, err := knowledge.Default()
+	b, err := knowledge.DefaultBase()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := knowledge.Stats(kb)
+	want := knowledge.Stats(b)
 	out, stderr, err := runArgs(t, "knowledge", "stats", "--json")
 	if err != nil {
 		t.Fatalf("knowledge stats --json: %v\n%s", err, stderr)
@@ -89,7 +89,7 @@ func TestKnowledgeStats(t *testing.T) {
 	if err != nil {
 		t.Fatalf("knowledge stats: %v\n%s", err, stderr)
 	}
-	for _, s := range []string{kb.Version.Label, "tracked variants", "61"} {
+	for _, s := range []string{b.Engine.Version.Label, "tracked variants", "61"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}

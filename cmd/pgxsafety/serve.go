@@ -20,6 +20,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -86,6 +87,7 @@ type server struct {
 	stopping chan struct{}
 	metrics  *httpx.Metrics
 	kb       *engine.Knowledge
+	ck       *classify.Knowledge
 	devMode  bool
 	closers  []func()
 }
@@ -123,10 +125,11 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		}
 	}()
 
-	s.kb, err = loadKnowledge(stderr)
+	base, err := loadBase(stderr)
 	if err != nil {
 		return nil, err
 	}
+	s.kb, s.ck = base.Engine, base.Classifier
 	s.metrics.SetKnowledge(s.kb.Version.Label, s.kb.Version.Digest)
 	s.metrics.SetBuild(pgxapi.EngineVersion, pgxapi.APIVersion)
 
@@ -181,7 +184,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if o.appender != nil {
 		appender = o.appender
 	}
-	svc := service.New(s.kb, httpx.AuditIDs(appender), o.now)
+	svc := service.New(s.kb, s.ck, httpx.AuditIDs(appender), o.now)
 	router := httpx.NewRouter()
 	s.router = router
 

@@ -46,37 +46,39 @@ type Request struct {
 // It is safe for concurrent use.
 type Classifier struct {
 	kb       *engine.Knowledge
-	ck       *engine.ClassifierKnowledge
+	ck       *Knowledge
 	model    *Model
 	v        *view
-	proteins map[string]*engine.ProteinSequence
+	proteins map[string]*ProteinSequence
 	genes    []string
-	byGene   map[string][]*engine.ProteinChange
-	demos    map[string]*engine.DemoCase
+	byGene   map[string][]*ProteinChange
+	demos    map[string]*DemoCase
 	profiles map[string]*profile
 	// profiled are the proteins with a profile that are not substrate
 	// proteins (their sequence is the profile's residues).
-	profiled map[string]*engine.ProteinSequence
+	profiled map[string]*ProteinSequence
 }
 
-// New returns a Classifier over kb, which must hold classifier knowledge.
-func New(kb *engine.Knowledge) (*Classifier, error) {
-	if kb == nil || kb.Classifier == nil {
+// New returns a Classifier over the classifier knowledge ck, reading the
+// pharmacogenomic facts it cross-references (alleles, guideline pairs,
+// herbs, sources) from kb. Both are required.
+func New(kb *engine.Knowledge, ck *Knowledge) (*Classifier, error) {
+	if kb == nil || ck == nil {
 		return nil, errors.New("classify: the knowledge has no classifier data")
 	}
-	m, err := NewModel(kb.Classifier.Matrix)
+	m, err := NewModel(ck.Matrix)
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
-	profiles, err := buildProfiles(m, kb.Classifier.Profiles)
+	profiles, err := buildProfiles(m, ck.Profiles)
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
 	c := &Classifier{
-		kb: kb, ck: kb.Classifier, model: m, v: newView(kb, nil), profiles: profiles,
-		proteins: map[string]*engine.ProteinSequence{},
-		byGene:   map[string][]*engine.ProteinChange{},
-		demos:    map[string]*engine.DemoCase{},
+		kb: kb, ck: ck, model: m, v: newView(kb, nil), profiles: profiles,
+		proteins: map[string]*ProteinSequence{},
+		byGene:   map[string][]*ProteinChange{},
+		demos:    map[string]*DemoCase{},
 	}
 	for i := range c.ck.Proteins {
 		p := &c.ck.Proteins[i]
@@ -102,29 +104,33 @@ func (c *Classifier) Model() *Model { return c.model }
 // Knowledge returns the knowledge the classifier reads.
 func (c *Classifier) Knowledge() *engine.Knowledge { return c.kb }
 
+// Data returns the classifier knowledge the classifier was built from. It
+// must not be modified.
+func (c *Classifier) Data() *Knowledge { return c.ck }
+
 // Genes returns the substrate genes, sorted.
 func (c *Classifier) Genes() []string { return slices.Clone(c.genes) }
 
 // Protein returns the substrate protein of gene.
-func (c *Classifier) Protein(gene string) (*engine.ProteinSequence, bool) {
+func (c *Classifier) Protein(gene string) (*ProteinSequence, bool) {
 	p, ok := c.proteins[gene]
 	return p, ok
 }
 
 // DemoCases returns the demonstration cases in their curated order.
-func (c *Classifier) DemoCases() []engine.DemoCase { return slices.Clone(c.ck.Substrate.DemoCases) }
+func (c *Classifier) DemoCases() []DemoCase { return slices.Clone(c.ck.Substrate.DemoCases) }
 
 // DemoCase returns the demonstration case id.
-func (c *Classifier) DemoCase(id string) (engine.DemoCase, bool) {
+func (c *Classifier) DemoCase(id string) (DemoCase, bool) {
 	d, ok := c.demos[id]
 	if !ok {
-		return engine.DemoCase{}, false
+		return DemoCase{}, false
 	}
 	return *d, true
 }
 
 // DemoRequest is the classification request of demonstration case d.
-func DemoRequest(d engine.DemoCase) Request {
+func DemoRequest(d DemoCase) Request {
 	return Request{Gene: d.Gene, ProteinChange: d.HGVSp, Variant: d.RsID}
 }
 
@@ -178,7 +184,7 @@ type AlignmentStatus struct {
 	// Source names the sequence database of the profile.
 	Source string `json:"source,omitempty"`
 	// Hits, Sequences and EffectiveSequences describe the protein's
-	// profile (engine.ProteinProfile).
+	// profile (ProteinProfile).
 	Hits               int     `json:"hits,omitempty"`
 	Sequences          int     `json:"sequences,omitempty"`
 	EffectiveSequences float64 `json:"effective_sequences,omitempty"`
@@ -205,12 +211,12 @@ const noProfile = "the knowledge has no homolog profile for this protein: the sc
 
 // GraphSection is the graph method's section.
 type GraphSection struct {
-	Rows              []engine.GraphEdge `json:"rows"`
-	Nodes             []engine.GraphNode `json:"nodes"`
-	NodeCount         int                `json:"node_count"`
-	EdgeCount         int                `json:"edge_count"`
-	GroundingContract string             `json:"grounding_contract"`
-	Note              string             `json:"note"`
+	Rows              []GraphEdge `json:"rows"`
+	Nodes             []GraphNode `json:"nodes"`
+	NodeCount         int         `json:"node_count"`
+	EdgeCount         int         `json:"edge_count"`
+	GroundingContract string      `json:"grounding_contract"`
+	Note              string      `json:"note"`
 }
 
 // Result is the answer to one Request.
@@ -237,9 +243,9 @@ func invalid(field, format string, args ...any) error {
 
 // resolved is a validated request.
 type resolved struct {
-	protein *engine.ProteinSequence
+	protein *ProteinSequence
 	sub     Substitution
-	known   []*engine.ProteinChange
+	known   []*ProteinChange
 }
 
 // resolve validates req against the knowledge. Every rejection is an
@@ -263,13 +269,13 @@ func (c *Classifier) resolve(req Request) (resolved, error) {
 	if pc == "" && vr == "" {
 		return r, invalid("protein_change", "protein_change (e.g. p.Ala154Thr or A154T) or variant (an rsID) is required")
 	}
-	var fromVariant []*engine.ProteinChange
+	var fromVariant []*ProteinChange
 	if vr != "" {
 		rs, ok := engine.NormaliseRsID(vr)
 		if !ok {
 			return r, invalid("variant", "%q is not an rsID (rs<digits>)", req.Variant)
 		}
-		var rows []*engine.ProteinChange
+		var rows []*ProteinChange
 		for _, ch := range c.byGene[gene] {
 			if ch.RsID == rs {
 				rows = append(rows, ch)
@@ -333,7 +339,7 @@ func (c *Classifier) resolve(req Request) (resolved, error) {
 	return r, nil
 }
 
-func hgvsList(cs []*engine.ProteinChange) string {
+func hgvsList(cs []*ProteinChange) string {
 	var s []string
 	for _, c := range cs {
 		s = append(s, c.HGVSp)
@@ -495,7 +501,7 @@ func (c *Classifier) citations(res Result) []Citation {
 	}
 	for i, e := range res.Graph.Rows {
 		level := ""
-		if e.Layer == engine.LayerGuideline {
+		if e.Layer == LayerGuideline {
 			level = guidelineEvidence(e.Attributes["evidence_level"])
 		}
 		cite(fmt.Sprintf("graph.rows[%d]", i), "", level, e.SourceIDs)
@@ -572,12 +578,12 @@ func (c *Classifier) Size() SubstrateSize {
 }
 
 // Substrate returns the curated substrate.
-func (c *Classifier) Substrate() engine.ClassifierSubstrate { return c.ck.Substrate }
+func (c *Classifier) Substrate() Substrate { return c.ck.Substrate }
 
 // Proteins returns the substrate proteins.
-func (c *Classifier) Proteins() []engine.ProteinSequence { return slices.Clone(c.ck.Proteins) }
+func (c *Classifier) Proteins() []ProteinSequence { return slices.Clone(c.ck.Proteins) }
 
 // Citations returns the publication citations.
-func (c *Classifier) Citations() []engine.PublicationCitation {
+func (c *Classifier) Citations() []PublicationCitation {
 	return slices.Clone(c.ck.Citations)
 }

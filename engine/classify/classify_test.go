@@ -41,7 +41,7 @@ func TestSelectionFollowsRules(t *testing.T) {
 	k := kb(t)
 	c := classifier(t)
 	sel, err := classify.Select(classify.SelectionInput{
-		Knowledge: k, Matrix: k.Classifier.Matrix, Sequences: c.Proteins(), Changes: k.Classifier.Changes,
+		Knowledge: k, Matrix: classifierData(t).Matrix, Sequences: c.Proteins(), Changes: classifierData(t).Changes,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,10 +123,10 @@ func TestDemoCases(t *testing.T) {
 func TestKnownVariants(t *testing.T) {
 	const wantOnProfiled = 11 // CYP2C19, CYP2D6, G6PD, VKORC1
 	c := classifier(t)
-	k := kb(t)
+	ck := classifierData(t)
 	perRsID := map[string]int{}
-	for _, ch := range k.Classifier.Changes {
-		if ch.Consequence == engine.ConsequenceMissense {
+	for _, ch := range ck.Changes {
+		if ch.Consequence == classify.ConsequenceMissense {
 			perRsID[ch.Gene+ch.RsID]++
 		}
 	}
@@ -135,8 +135,8 @@ func TestKnownVariants(t *testing.T) {
 		profiled[g] = true
 	}
 	classified, onProfiled, rejected := 0, 0, 0
-	for _, ch := range k.Classifier.Changes {
-		if ch.Consequence != engine.ConsequenceMissense {
+	for _, ch := range ck.Changes {
+		if ch.Consequence != classify.ConsequenceMissense {
 			continue
 		}
 		if _, ok := c.Protein(ch.Gene); !ok && !profiled[ch.Gene] {
@@ -333,7 +333,7 @@ func TestClassifyExamples(t *testing.T) {
 		}
 		pgx := 0
 		for _, r := range res.Graph.Rows {
-			if r.Layer == engine.LayerPharmacogenomic {
+			if r.Layer == classify.LayerPharmacogenomic {
 				pgx++
 			}
 		}
@@ -397,12 +397,12 @@ func TestGrounding(t *testing.T) {
 			inRows[n.ID] = true
 		}
 		var named []string
-		named = append(named, engine.NodeGene+":"+res.Variant.Gene)
+		named = append(named, classify.NodeGene+":"+res.Variant.Gene)
 		for _, kv := range res.Variant.KnownVariants {
 			for _, a := range kv.Alleles {
 				found := false
 				for _, r := range res.Graph.Rows {
-					if r.Layer == engine.LayerPharmacogenomic && strings.Contains(r.Attributes["allele"], a) {
+					if r.Layer == classify.LayerPharmacogenomic && strings.Contains(r.Attributes["allele"], a) {
 						found = true
 					}
 				}
@@ -425,7 +425,7 @@ func TestGrounding(t *testing.T) {
 				t.Errorf("%+v: %s is named outside the graph rows", req, n)
 			}
 			typ, key, _ := strings.Cut(n, ":")
-			if (typ == engine.NodeGene || typ == engine.NodeHerb) && !k.Known(key) {
+			if (typ == classify.NodeGene || typ == classify.NodeHerb) && !k.Known(key) {
 				t.Errorf("%+v: %s is not a knowledge entity", req, n)
 			}
 		}
@@ -546,7 +546,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestNewWithoutClassifierKnowledge(t *testing.T) {
-	if _, err := classify.New(&engine.Knowledge{}); err == nil {
+	if _, err := classify.New(&engine.Knowledge{}, nil); err == nil {
 		t.Error("New accepted knowledge without classifier data")
 	}
 }

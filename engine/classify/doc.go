@@ -25,7 +25,10 @@
 // rows and which publications); the knowledge generator applies them and
 // the tests check that the generated knowledge still follows them.
 //
-// Everything here is pure: it reads the engine's Knowledge and never does
-// I/O. docs/classifier.md documents the formula, the constants and the
+// The classifier's own knowledge types (Knowledge: matrix, proteins,
+// protein changes, substrate, citations, conservation profiles) are
+// declared here; the knowledge package loads them from its classifier_*
+// files. Everything here is pure: it reads that Knowledge and the engine's
+// and never does I/O. docs/classifier.md documents the formula, the constants and the
 // rule table.
 package classify

@@ -34,23 +34,23 @@ const (
 
 // graphBuilder collects nodes and edges without duplicates.
 type graphBuilder struct {
-	nodes map[string]engine.GraphNode
-	edges map[string]engine.GraphEdge
+	nodes map[string]GraphNode
+	edges map[string]GraphEdge
 }
 
 func newGraphBuilder() *graphBuilder {
-	return &graphBuilder{nodes: map[string]engine.GraphNode{}, edges: map[string]engine.GraphEdge{}}
+	return &graphBuilder{nodes: map[string]GraphNode{}, edges: map[string]GraphEdge{}}
 }
 
 func (g *graphBuilder) node(typ, key, label string) string {
 	id := typ + ":" + key
 	if _, ok := g.nodes[id]; !ok {
-		g.nodes[id] = engine.GraphNode{ID: id, Type: typ, Label: label}
+		g.nodes[id] = GraphNode{ID: id, Type: typ, Label: label}
 	}
 	return id
 }
 
-func (g *graphBuilder) edge(e engine.GraphEdge) {
+func (g *graphBuilder) edge(e GraphEdge) {
 	key := e.From + "\x00" + e.Relation + "\x00" + e.To
 	if prev, ok := g.edges[key]; ok {
 		prev.SourceIDs = uniqueSorted(append(prev.SourceIDs, e.SourceIDs...))
@@ -63,8 +63,8 @@ func (g *graphBuilder) edge(e engine.GraphEdge) {
 
 // graph returns the nodes sorted by id and the edges sorted by layer
 // (pharmacogenomic, guideline, natural-product), then from, then to.
-func (g *graphBuilder) graph() engine.KnowledgeGraph {
-	out := engine.KnowledgeGraph{Nodes: []engine.GraphNode{}, Edges: []engine.GraphEdge{}}
+func (g *graphBuilder) graph() KnowledgeGraph {
+	out := KnowledgeGraph{Nodes: []GraphNode{}, Edges: []GraphEdge{}}
 	for _, n := range g.nodes {
 		out.Nodes = append(out.Nodes, n)
 	}
@@ -72,7 +72,7 @@ func (g *graphBuilder) graph() engine.KnowledgeGraph {
 	for _, e := range g.edges {
 		out.Edges = append(out.Edges, e)
 	}
-	rank := map[string]int{engine.LayerPharmacogenomic: 0, engine.LayerGuideline: 1, engine.LayerNaturalProduct: 2}
+	rank := map[string]int{LayerPharmacogenomic: 0, LayerGuideline: 1, LayerNaturalProduct: 2}
 	sort.Slice(out.Edges, func(i, j int) bool {
 		a, b := out.Edges[i], out.Edges[j]
 		if rank[a.Layer] != rank[b.Layer] {
@@ -87,10 +87,10 @@ func (g *graphBuilder) graph() engine.KnowledgeGraph {
 }
 
 // variantKey is the node key of a variant allele: "rs1800460:C>T".
-func variantKey(c engine.ProteinChange) string { return c.RsID + ":" + c.Ref + ">" + c.Alt }
+func variantKey(c ProteinChange) string { return c.RsID + ":" + c.Ref + ">" + c.Alt }
 
 // variantLabel is the human label of a variant node.
-func variantLabel(c engine.ProteinChange) string {
+func variantLabel(c ProteinChange) string {
 	l := c.Gene + " " + c.RsID + " " + c.Ref + ">" + c.Alt
 	if c.HGVSp != "" {
 		l += " (" + c.HGVSp + ")"
@@ -101,15 +101,15 @@ func variantLabel(c engine.ProteinChange) string {
 // addVariant adds the pharmacogenomic row of one known variant, when it
 // defines an allele with a function alone. It returns whether a row was
 // added.
-func (v *view) addVariant(g *graphBuilder, c engine.ProteinChange) bool {
+func (v *view) addVariant(g *graphBuilder, c ProteinChange) bool {
 	af := v.soleFunction(c.Gene, c.RsID, c.Ref, c.Alt)
 	if af.Function == "" {
 		return false
 	}
-	from := g.node(engine.NodeVariant, variantKey(c), variantLabel(c))
-	to := g.node(engine.NodeAlleleFunction, af.Function, af.Function)
-	g.edge(engine.GraphEdge{
-		From: from, Relation: RelDefinesAllele, To: to, Layer: engine.LayerPharmacogenomic,
+	from := g.node(NodeVariant, variantKey(c), variantLabel(c))
+	to := g.node(NodeAlleleFunction, af.Function, af.Function)
+	g.edge(GraphEdge{
+		From: from, Relation: RelDefinesAllele, To: to, Layer: LayerPharmacogenomic,
 		Attributes: map[string]string{"gene": c.Gene, "allele": strings.Join(af.Alleles, ", "), "function": af.Function},
 		SourceIDs:  af.SourceIDs,
 	})
@@ -122,11 +122,11 @@ func pairKey(gene, drug string) string { return gene + ":" + drug }
 // addGene adds the guideline rows of gene and the natural-product rows of
 // its drugs. It returns the pair node ids, by drug.
 func (v *view) addGene(g *graphBuilder, gene string) {
-	from := g.node(engine.NodeGene, gene, gene)
+	from := g.node(NodeGene, gene, gene)
 	for _, gp := range v.pairs[gene] {
 		p := gp.pair
 		label := gene + "–" + gp.drug + " (CPIC level " + p.CPICLevel + ")"
-		to := g.node(engine.NodeGeneDrugPair, pairKey(gene, gp.drug), label)
+		to := g.node(NodeGeneDrugPair, pairKey(gene, gp.drug), label)
 		attrs := map[string]string{"drug": gp.drug, "cpic_level": p.CPICLevel}
 		if p.LevelStatus != "" {
 			attrs["level_status"] = p.LevelStatus
@@ -140,17 +140,17 @@ func (v *view) addGene(g *graphBuilder, gene string) {
 		if p.GuidelineURL != "" {
 			attrs["guideline_url"] = p.GuidelineURL
 		}
-		g.edge(engine.GraphEdge{From: from, Relation: RelHasPair, To: to, Layer: engine.LayerGuideline,
+		g.edge(GraphEdge{From: from, Relation: RelHasPair, To: to, Layer: LayerGuideline,
 			Attributes: attrs, SourceIDs: p.SourceIDs})
 		for _, h := range v.herbs[gp.drug] {
-			hn := g.node(engine.NodeHerb, h.Herb, h.Herb)
+			hn := g.node(NodeHerb, h.Herb, h.Herb)
 			attrs := map[string]string{"drug": gp.drug}
 			for k, val := range map[string]string{"effect": h.Effect, "severity": h.Severity, "evidence": h.Evidence, "mechanism": h.Mechanism} {
 				if val != "" {
 					attrs[k] = val
 				}
 			}
-			g.edge(engine.GraphEdge{From: hn, Relation: RelInteracts, To: to, Layer: engine.LayerNaturalProduct,
+			g.edge(GraphEdge{From: hn, Relation: RelInteracts, To: to, Layer: LayerNaturalProduct,
 				Attributes: attrs, SourceIDs: h.SourceIDs})
 		}
 	}
@@ -159,11 +159,11 @@ func (v *view) addGene(g *graphBuilder, gene string) {
 // BuildGraph returns the knowledge graph of a set of variants and genes:
 // the pharmacogenomic row of each variant (when it defines an allele with a
 // function alone), and the guideline and natural-product rows of each gene.
-func BuildGraph(kb *engine.Knowledge, variants []engine.ProteinChange, genes []string) engine.KnowledgeGraph {
+func BuildGraph(kb *engine.Knowledge, variants []ProteinChange, genes []string) KnowledgeGraph {
 	return newView(kb, nil).buildGraph(variants, genes)
 }
 
-func (v *view) buildGraph(variants []engine.ProteinChange, genes []string) engine.KnowledgeGraph {
+func (v *view) buildGraph(variants []ProteinChange, genes []string) KnowledgeGraph {
 	g := newGraphBuilder()
 	for _, c := range variants {
 		v.addVariant(g, c)

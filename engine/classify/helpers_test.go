@@ -12,24 +12,34 @@ import (
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
-var loadOnce = sync.OnceValues(knowledge.Load)
+var loadOnce = sync.OnceValues(knowledge.LoadBase)
 
-// kb returns the embedded knowledge, loaded once.
+// kb returns the engine's embedded knowledge, loaded once.
 func kb(t testing.TB) *engine.Knowledge {
 	t.Helper()
-	k, err := loadOnce()
+	b, err := loadOnce()
 	if err != nil {
 		t.Fatalf("load knowledge: %v", err)
 	}
-	return k
+	return b.Engine
+}
+
+// classifierData returns the classifier's embedded knowledge, loaded once.
+func classifierData(t testing.TB) *classify.Knowledge {
+	t.Helper()
+	b, err := loadOnce()
+	if err != nil {
+		t.Fatalf("load knowledge: %v", err)
+	}
+	return b.Classifier
 }
 
 var classifierOnce = sync.OnceValues(func() (*classify.Classifier, error) {
-	k, err := loadOnce()
+	b, err := loadOnce()
 	if err != nil {
 		return nil, err
 	}
-	return classify.New(k)
+	return classify.New(b.Engine, b.Classifier)
 })
 
 // classifier returns a Classifier over the embedded knowledge.

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Model is the conservation model derived from a log-odds substitution
@@ -63,7 +61,7 @@ var (
 // symmetric score for every pair of standard residues, when the header
 // does not state the score units, or when no positive background solves
 // the equations.
-func NewModel(m engine.SubstitutionMatrix) (*Model, error) {
+func NewModel(m SubstitutionMatrix) (*Model, error) {
 	md := &Model{name: m.Name, sourceIDs: m.SourceIDs}
 	for i := range md.idx {
 		md.idx[i] = -1

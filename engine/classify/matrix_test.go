@@ -7,13 +7,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
 func model(t testing.TB) *classify.Model {
 	t.Helper()
-	m, err := classify.NewModel(kb(t).Classifier.Matrix)
+	m, err := classify.NewModel(classifierData(t).Matrix)
 	if err != nil {
 		t.Fatalf("NewModel: %v", err)
 	}
@@ -85,8 +84,8 @@ func TestModelDerivation(t *testing.T) {
 }
 
 func TestNewModelRejects(t *testing.T) {
-	good := kb(t).Classifier.Matrix
-	clone := func() engine.SubstitutionMatrix {
+	good := classifierData(t).Matrix
+	clone := func() classify.SubstitutionMatrix {
 		m := good
 		m.Scores = make([][]int, len(good.Scores))
 		for i := range good.Scores {
@@ -106,7 +105,7 @@ func TestNewModelRejects(t *testing.T) {
 	noW := clone()
 	noW.Alphabet = strings.Replace(noW.Alphabet, "W", "J", 1)
 	for name, tc := range map[string]struct {
-		m    engine.SubstitutionMatrix
+		m    classify.SubstitutionMatrix
 		want string
 	}{
 		"asymmetric": {asym, "not symmetric"},

@@ -2,8 +2,6 @@ package classify
 
 import (
 	"strings"
-
-	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Rarity thresholds on allele frequency (docs/classifier.md §3). They are
@@ -65,7 +63,7 @@ type Population struct {
 const clinvarPrefix = "clinvar-"
 
 // population builds the record of one known variant allele.
-func (v *view) population(c engine.ProteinChange) PopulationRecord {
+func (v *view) population(c ProteinChange) PopulationRecord {
 	rec := PopulationRecord{RsID: c.RsID, Ref: c.Ref, Alt: c.Alt, Rarity: RarityUnknown}
 	t := v.frequencies(c)
 	if t == nil {

@@ -7,8 +7,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Constants of the position-aware conservation score (docs/classifier.md
@@ -54,18 +52,18 @@ type column struct {
 
 // profile is a protein's profile, ready to score.
 type profile struct {
-	meta *engine.ProteinProfile
+	meta *ProteinProfile
 	cols []column
 }
 
 // buildProfiles regularises every protein profile of ps with the model's
 // BLOSUM62 conditional distributions.
-func buildProfiles(md *Model, ps *engine.ConservationProfiles) (map[string]*profile, error) {
+func buildProfiles(md *Model, ps *ConservationProfiles) (map[string]*profile, error) {
 	out := map[string]*profile{}
 	if ps == nil {
 		return out, nil
 	}
-	if ps.Alphabet != engine.ProfileAlphabet || ps.FrequencyScale <= 0 {
+	if ps.Alphabet != ProfileAlphabet || ps.FrequencyScale <= 0 {
 		return nil, fmt.Errorf("profiles: alphabet %q, scale %d", ps.Alphabet, ps.FrequencyScale)
 	}
 	// Map profile alphabet positions to model residue indices.
@@ -308,8 +306,8 @@ func median(xs []float64) float64 {
 // substrate proteins, with the profile's residues as their sequence. They
 // can be classified (from their profile, population and graph evidence)
 // although no curated cohort variant is on them.
-func profiledProteins(ck *engine.ClassifierKnowledge, substrate map[string]*engine.ProteinSequence) map[string]*engine.ProteinSequence {
-	out := map[string]*engine.ProteinSequence{}
+func profiledProteins(ck *Knowledge, substrate map[string]*ProteinSequence) map[string]*ProteinSequence {
+	out := map[string]*ProteinSequence{}
 	if ck.Profiles == nil {
 		return out
 	}
@@ -322,7 +320,7 @@ func profiledProteins(ck *engine.ClassifierKnowledge, substrate map[string]*engi
 		for _, col := range pp.Columns {
 			seq.WriteString(col.Ref)
 		}
-		out[pp.Gene] = &engine.ProteinSequence{
+		out[pp.Gene] = &ProteinSequence{
 			Gene: pp.Gene, UniProt: pp.UniProt, Length: pp.Length, MD5: pp.MD5, Sequence: seq.String(),
 			Provenance: "the query sequence of the " + pp.Gene + " profile (classifier_profiles.json): " + pp.ReleaseEntry,
 			SourceIDs:  ck.Profiles.Provenance.SourceIDs,
@@ -383,11 +381,11 @@ func (c *Classifier) ProfileDigest() string {
 // ProfilesDocument describes the conservation profiles for the curated
 // substrate document (GET /classifier_v2/curated_substrate).
 type ProfilesDocument struct {
-	Description string                   `json:"description"`
-	Formula     string                   `json:"formula"`
-	Constants   ESMConstants             `json:"constants"`
-	Provenance  engine.ProfileProvenance `json:"provenance"`
-	Proteins    []ProfileSummary         `json:"proteins"`
+	Description string            `json:"description"`
+	Formula     string            `json:"formula"`
+	Constants   ESMConstants      `json:"constants"`
+	Provenance  ProfileProvenance `json:"provenance"`
+	Proteins    []ProfileSummary  `json:"proteins"`
 	// ProfiledOnlyGenes can be classified although they are not substrate
 	// proteins.
 	ProfiledOnlyGenes []string `json:"profiled_only_genes"`
@@ -422,10 +420,10 @@ func (c *Classifier) esmConstants() ESMConstants {
 // ProfiledProtein returns a protein that is classified from its profile
 // alone (not a substrate protein), with the profile's residues as its
 // sequence.
-func (c *Classifier) ProfiledProtein(gene string) (engine.ProteinSequence, bool) {
+func (c *Classifier) ProfiledProtein(gene string) (ProteinSequence, bool) {
 	p, ok := c.profiled[gene]
 	if !ok {
-		return engine.ProteinSequence{}, false
+		return ProteinSequence{}, false
 	}
 	return *p, true
 }

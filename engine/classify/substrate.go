@@ -45,18 +45,18 @@ type SelectionInput struct {
 	// is written).
 	Sources map[string]engine.Source
 	// Matrix is the substitution matrix (its sources are cited).
-	Matrix engine.SubstitutionMatrix
+	Matrix SubstitutionMatrix
 	// Sequences are every protein sequence of the data pack.
-	Sequences []engine.ProteinSequence
+	Sequences []ProteinSequence
 	// Changes is the whole protein-change table.
-	Changes []engine.ProteinChange
+	Changes []ProteinChange
 }
 
 // Selection is the curated substrate.
 type Selection struct {
-	Proteins  []engine.ProteinSequence
-	Substrate engine.ClassifierSubstrate
-	Citations []engine.PublicationCitation
+	Proteins  []ProteinSequence
+	Substrate Substrate
+	Citations []PublicationCitation
 }
 
 // Select applies the curation rules.
@@ -73,7 +73,7 @@ func Select(in SelectionInput) (Selection, error) {
 	// Proteins.
 	selected := map[string]bool{}
 	for _, p := range in.Sequences {
-		ps := engine.ProteinSelection{Gene: p.Gene, UniProt: p.UniProt, ClinicalMissense: []string{}}
+		ps := ProteinSelection{Gene: p.Gene, UniProt: p.UniProt, ClinicalMissense: []string{}}
 		for _, c := range in.Changes {
 			if c.Gene != p.Gene || !isMissense(c) {
 				continue
@@ -94,7 +94,7 @@ func Select(in SelectionInput) (Selection, error) {
 	sort.Slice(sel.Proteins, func(i, j int) bool { return sel.Proteins[i].Gene < sel.Proteins[j].Gene })
 
 	// Cohort.
-	var cohortChanges []engine.ProteinChange
+	var cohortChanges []ProteinChange
 	for _, c := range in.Changes {
 		if !selected[c.Gene] || !isMissense(c) {
 			continue
@@ -104,7 +104,7 @@ func Select(in SelectionInput) (Selection, error) {
 			continue
 		}
 		s, _ := ParseProteinChange(c.HGVSp)
-		cv := engine.CohortVariant{
+		cv := CohortVariant{
 			ID: strings.ToLower(c.Gene + "-" + c.Change), RsID: c.RsID, Ref: c.Ref, Alt: c.Alt, Gene: c.Gene,
 			Change: c.Change, HGVSp: s.HGVS(), Allele: strings.Join(af.Alleles, ", "), Function: af.Function,
 			SourceIDs: uniqueSorted(append(slices.Clone(c.SourceIDs), af.SourceIDs...)),
@@ -120,7 +120,7 @@ func Select(in SelectionInput) (Selection, error) {
 	sortCohort(sub.Cohort)
 
 	// Demonstration cases.
-	best := map[string]engine.CohortVariant{}
+	best := map[string]CohortVariant{}
 	for _, cv := range sub.Cohort {
 		if cv.AFIndia == nil {
 			continue
@@ -130,7 +130,7 @@ func Select(in SelectionInput) (Selection, error) {
 			best[cv.Gene] = cv
 		}
 	}
-	var tops []engine.CohortVariant
+	var tops []CohortVariant
 	for _, cv := range best {
 		tops = append(tops, cv)
 	}
@@ -144,7 +144,7 @@ func Select(in SelectionInput) (Selection, error) {
 		return Selection{}, fmt.Errorf("classify: the demo rule finds %d cases, want %d", len(tops), DemoCaseCount)
 	}
 	for _, cv := range tops[:DemoCaseCount] {
-		sub.DemoCases = append(sub.DemoCases, engine.DemoCase{
+		sub.DemoCases = append(sub.DemoCases, DemoCase{
 			ID: cv.ID, Gene: cv.Gene, HGVSp: cv.HGVSp, RsID: cv.RsID, Allele: cv.Allele, Function: cv.Function,
 			Rationale: fmt.Sprintf("%s %s (%s %s>%s; %s, CPIC %s): the most frequent cohort variant of %s in the Indian data (af_india %s)",
 				cv.Gene, cv.HGVSp, cv.RsID, cv.Ref, cv.Alt, cv.Allele, strings.ToLower(cv.Function), cv.Gene,
@@ -170,16 +170,16 @@ func Select(in SelectionInput) (Selection, error) {
 
 // isMissense reports whether a protein-change row is a missense
 // substitution the parser reads.
-func isMissense(c engine.ProteinChange) bool {
-	if c.Consequence != engine.ConsequenceMissense {
+func isMissense(c ProteinChange) bool {
+	if c.Consequence != ConsequenceMissense {
 		return false
 	}
 	_, err := ParseProteinChange(c.HGVSp)
 	return err == nil
 }
 
-func sortCohort(cs []engine.CohortVariant) {
-	pos := func(c engine.CohortVariant) int {
+func sortCohort(cs []CohortVariant) {
+	pos := func(c CohortVariant) int {
 		s, _ := ParseProteinChange(c.HGVSp)
 		return s.Pos
 	}
@@ -196,10 +196,10 @@ func sortCohort(cs []engine.CohortVariant) {
 }
 
 // citations applies the citation rule.
-func (v *view) citations(in SelectionInput, sub *engine.ClassifierSubstrate, cohort []engine.ProteinChange) ([]engine.PublicationCitation, error) {
-	var out []engine.PublicationCitation
+func (v *view) citations(in SelectionInput, sub *Substrate, cohort []ProteinChange) ([]PublicationCitation, error) {
+	var out []PublicationCitation
 	seen := map[string]bool{}
-	add := func(c engine.PublicationCitation) {
+	add := func(c PublicationCitation) {
 		if !seen[c.ID] {
 			seen[c.ID] = true
 			out = append(out, c)
@@ -208,10 +208,10 @@ func (v *view) citations(in SelectionInput, sub *engine.ClassifierSubstrate, coh
 	// (a) Most recent publication of each guideline of the graph.
 	latest := map[string]int{}
 	for _, e := range sub.Graph.Edges {
-		if e.Layer != engine.LayerGuideline || e.Attributes["guideline"] == "" {
+		if e.Layer != LayerGuideline || e.Attributes["guideline"] == "" {
 			continue
 		}
-		gene := strings.TrimPrefix(e.From, engine.NodeGene+":")
+		gene := strings.TrimPrefix(e.From, NodeGene+":")
 		drug := e.Attributes["drug"]
 		for _, gp := range v.pairs[gene] {
 			if gp.drug != drug {
@@ -233,7 +233,7 @@ func (v *view) citations(in SelectionInput, sub *engine.ClassifierSubstrate, coh
 	sort.Strings(guidelines)
 	for _, g := range guidelines {
 		pm := strconv.Itoa(latest[g])
-		add(engine.PublicationCitation{
+		add(PublicationCitation{
 			ID: "pmid-" + pm, Citation: "CPIC guideline publication: " + g + " (PubMed " + pm + ")",
 			PMID: pm, URL: pubmedURL(pm), Role: "guideline of the knowledge graph: " + g,
 			SourceIDs: []string{"pmid-" + pm},
@@ -248,14 +248,14 @@ func (v *view) citations(in SelectionInput, sub *engine.ClassifierSubstrate, coh
 		if s.PMID == "" {
 			continue
 		}
-		add(engine.PublicationCitation{
+		add(PublicationCitation{
 			ID: "pmid-" + s.PMID, Citation: s.Title, PMID: s.PMID, URL: pubmedURL(s.PMID),
 			Role: "conservation method (esm): the " + in.Matrix.Name + " substitution matrix", SourceIDs: []string{id},
 		})
 	}
 	// (c) Publications of the cohort's frequency figures.
 	type pub struct {
-		c    engine.PublicationCitation
+		c    PublicationCitation
 		rsid []string
 	}
 	pubs := map[string]*pub{}
@@ -270,7 +270,7 @@ func (v *view) citations(in SelectionInput, sub *engine.ClassifierSubstrate, coh
 			if !ok {
 				return nil, fmt.Errorf("classify: tracked variant %s cites unknown source %q", t.RsID, id)
 			}
-			key, pc := "", engine.PublicationCitation{Citation: s.Title, SourceIDs: []string{id}}
+			key, pc := "", PublicationCitation{Citation: s.Title, SourceIDs: []string{id}}
 			switch {
 			case s.PMID != "":
 				key, pc.ID, pc.PMID, pc.URL = "pmid-"+s.PMID, "pmid-"+s.PMID, s.PMID, pubmedURL(s.PMID)

@@ -150,7 +150,7 @@ func (v *view) soleFunction(gene, rsid, ref, alt string) alleleFunction {
 // one alternate allele applies to that allele; a row listing several
 // applies to the one whose protein change its allele label names
 // ("p.Y240C"); otherwise the figures are not attributed.
-func (v *view) frequencies(c engine.ProteinChange) *engine.TrackedVariant {
+func (v *view) frequencies(c ProteinChange) *engine.TrackedVariant {
 	t := v.tracked[c.RsID]
 	if t == nil || t.Gene != c.Gene || t.Ref != c.Ref {
 		return nil

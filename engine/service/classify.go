@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
@@ -40,7 +39,7 @@ type demoRequest struct {
 
 // demoResponse is the audited answer of a demonstration case.
 type demoResponse struct {
-	DemoCase engine.DemoCase `json:"demo_case"`
+	DemoCase classify.DemoCase `json:"demo_case"`
 	classify.Result
 }
 
@@ -54,7 +53,7 @@ func (r demoRecord) payloads() (any, any) { return r.request, r.response }
 
 // Demo classifies a curated demonstration case (found with
 // Classifier().DemoCase) and appends its audit entry.
-func (s *Service) Demo(ctx context.Context, call Call, d engine.DemoCase) (Audited[classify.Result], error) {
+func (s *Service) Demo(ctx context.Context, call Call, d classify.DemoCase) (Audited[classify.Result], error) {
 	if s.clsErr != nil {
 		return Audited[classify.Result]{}, fmt.Errorf("classifier unavailable: %w", s.clsErr)
 	}

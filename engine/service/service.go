@@ -35,12 +35,13 @@ type Service struct {
 }
 
 // New returns a Service answering from kb and auditing to a. now is the
-// clock (time.Now in production). The classifier is built from kb; when
-// kb holds no usable classifier data, Classifier reports why and the
-// classify operations fail with that error.
-func New(kb *engine.Knowledge, a audit.Appender, now func() time.Time) *Service {
+// clock (time.Now in production). The classifier is built from ck (with
+// kb); when ck is nil or unusable, Classifier reports why and the classify
+// operations fail with that error. The knowledge package loads both
+// (knowledge.Base).
+func New(kb *engine.Knowledge, ck *classify.Knowledge, a audit.Appender, now func() time.Time) *Service {
 	s := &Service{kb: kb, log: a, now: now}
-	s.cls, s.clsErr = classify.New(kb)
+	s.cls, s.clsErr = classify.New(kb, ck)
 	return s
 }
 

@@ -54,12 +54,12 @@ func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newService(t *testing.T) (*service.Service, *memLog) {
 	t.Helper()
-	kb, err := knowledge.Default()
+	b, err := knowledge.DefaultBase()
 	if err != nil {
 		t.Fatalf("load knowledge: %v", err)
 	}
 	log := &memLog{}
-	return service.New(kb, log, fixedClock), log
+	return service.New(b.Engine, b.Classifier, log, fixedClock), log
 }
 
 var call = service.Call{Principal: audit.Principal{Subject: "tester"}, Endpoint: "TEST", RequestID: "req-1"}

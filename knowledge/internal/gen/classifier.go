@@ -91,7 +91,7 @@ const proteinGymURL = "https://github.com/OATML-Markslab/ProteinGym/tree/bb68524
 // the result in b.cls.
 func (b *builder) buildClassifier() error {
 	dir := filepath.Join(b.dir, "classifier")
-	ck := &engine.ClassifierKnowledge{}
+	ck := &classify.Knowledge{}
 	m, err := readMatrix(filepath.Join(dir, "blosum62.txt"))
 	if err != nil {
 		return err
@@ -157,13 +157,13 @@ func (b *builder) buildClassifier() error {
 }
 
 // readMatrix reads an NCBI-format matrix file.
-func readMatrix(path string) (engine.SubstitutionMatrix, error) {
+func readMatrix(path string) (classify.SubstitutionMatrix, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return engine.SubstitutionMatrix{}, err
+		return classify.SubstitutionMatrix{}, err
 	}
 	defer f.Close()
-	m := engine.SubstitutionMatrix{Name: "BLOSUM62"}
+	m := classify.SubstitutionMatrix{Name: "BLOSUM62"}
 	sc := bufio.NewScanner(f)
 	line := 0
 	for sc.Scan() {
@@ -220,7 +220,7 @@ var reFASTAHeader = regexp.MustCompile(`^>([A-Z0-9]+)\|([A-Z0-9_]+)\|([A-Z0-9]+)
 
 // readProteins reads the FASTA file and the manifest; every sequence is
 // checked against both.
-func (b *builder) readProteins(dir string) ([]engine.ProteinSequence, error) {
+func (b *builder) readProteins(dir string) ([]classify.ProteinSequence, error) {
 	man, err := readCSV(dir, "protein_sequences_manifest.csv", []string{"gene", "uniprot", "entry", "length", "md5", "source"}, nil)
 	if err != nil {
 		return nil, err
@@ -233,8 +233,8 @@ func (b *builder) readProteins(dir string) ([]engine.ProteinSequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.ProteinSequence
-	var cur *engine.ProteinSequence
+	var out []classify.ProteinSequence
+	var cur *classify.ProteinSequence
 	var seq strings.Builder
 	flush := func() error {
 		if cur == nil {
@@ -279,7 +279,7 @@ func (b *builder) readProteins(dir string) ([]engine.ProteinSequence, error) {
 				return nil, fmt.Errorf("pgx_proteins_human.fasta:%d: bad header %q", i+1, l)
 			}
 			n, _ := strconv.Atoi(h[4])
-			cur = &engine.ProteinSequence{UniProt: h[1], Entry: h[2], Gene: h[3], Length: n, MD5: h[5]}
+			cur = &classify.ProteinSequence{UniProt: h[1], Entry: h[2], Gene: h[3], Length: n, MD5: h[5]}
 		default:
 			if cur == nil {
 				return nil, fmt.Errorf("pgx_proteins_human.fasta:%d: sequence before a header", i+1)
@@ -298,24 +298,24 @@ func (b *builder) readProteins(dir string) ([]engine.ProteinSequence, error) {
 }
 
 // readChanges reads variant_protein_changes.csv.
-func (b *builder) readChanges(dir string, seqs []engine.ProteinSequence) ([]engine.ProteinChange, error) {
+func (b *builder) readChanges(dir string, seqs []classify.ProteinSequence) ([]classify.ProteinChange, error) {
 	t, err := readCSV(dir, "variant_protein_changes.csv", []string{"rsid", "gene", "allele_label", "grch38_ref_alt", "hgvs_c",
 		"protein_change_1letter", "protein_change_hgvs_p", "consequence_class", "uniprot", "residue_check", "clinvar_significance", "sources"}, nil)
 	if err != nil {
 		return nil, err
 	}
-	bySeq := map[string]engine.ProteinSequence{}
+	bySeq := map[string]classify.ProteinSequence{}
 	for _, s := range seqs {
 		bySeq[s.Gene] = s
 	}
-	var out []engine.ProteinChange
+	var out []classify.ProteinChange
 	seen := map[string]bool{}
 	for _, r := range t.rows {
 		parts := strings.Split(r.s("grch38_ref_alt"), "-")
 		if len(parts) != 4 || parts[2] == "" || parts[3] == "" {
 			return nil, fmt.Errorf("%s: grch38_ref_alt %q is not chrom-pos-ref-alt", r.where(), r.s("grch38_ref_alt"))
 		}
-		c := engine.ProteinChange{
+		c := classify.ProteinChange{
 			RsID: r.s("rsid"), Gene: r.s("gene"), AlleleLabel: r.s("allele_label"), GRCh38: r.s("grch38_ref_alt"),
 			Ref: parts[2], Alt: parts[3], HGVSc: r.s("hgvs_c"), Change: r.s("protein_change_1letter"),
 			HGVSp: r.s("protein_change_hgvs_p"), Consequence: r.s("consequence_class"), UniProt: r.s("uniprot"),
@@ -332,7 +332,7 @@ func (b *builder) readChanges(dir string, seqs []engine.ProteinSequence) ([]engi
 		if r.s("clinvar_significance") != "" {
 			return nil, fmt.Errorf("%s: clinvar_significance is set; SOURCES.md says it is empty for every row — review the data pack", r.where())
 		}
-		if c.Consequence == engine.ConsequenceMissense {
+		if c.Consequence == classify.ConsequenceMissense {
 			s1, err1 := classify.ParseProteinChange(c.Change)
 			s3, err3 := classify.ParseProteinChange(c.HGVSp)
 			if err1 != nil || err3 != nil || s1 != s3 {
@@ -435,7 +435,7 @@ func encodeIndented(v any) ([]byte, error) {
 }
 
 // encodeMatrix writes the matrix with one score row per line.
-func encodeMatrix(m engine.SubstitutionMatrix) ([]byte, error) {
+func encodeMatrix(m classify.SubstitutionMatrix) ([]byte, error) {
 	var buf bytes.Buffer
 	field := func(name string, v any, last bool) error {
 		j, err := marshal(v)

@@ -82,6 +82,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -229,8 +230,8 @@ type builder struct {
 	cpicRecDrugs  map[string]bool
 	dpwgOnlyDrugs map[string]bool
 	meta          kbfile.Meta
-	pcatVersion   string                      // PharmCAT data version of the definition files
-	cls           *engine.ClassifierKnowledge // classifier.go
+	pcatVersion   string              // PharmCAT data version of the definition files
+	cls           *classify.Knowledge // classifier.go
 }
 
 // checkCitations makes sure every row names at least one source and only

@@ -62,7 +62,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
 // Build parameters.
@@ -120,14 +120,14 @@ func run(data, db, work, out string) error {
 	if err != nil {
 		return err
 	}
-	ps := engine.ConservationProfiles{
+	ps := classify.ConservationProfiles{
 		Description: "Per-position residue profiles of the classifier's proteins from homologous sequences of " +
 			"UniProtKB/Swiss-Prot release 2014_01 (jackhmmer search, hmmalign alignment, 80%-identity sequence weights). " +
 			"Freq are weighted frequencies without pseudocounts; engine/classify adds the BLOSUM62-derived prior " +
 			"(docs/classifier.md §2).",
-		Alphabet:       engine.ProfileAlphabet,
+		Alphabet:       classify.ProfileAlphabet,
 		FrequencyScale: frequencyScale,
-		Provenance: engine.ProfileProvenance{
+		Provenance: classify.ProfileProvenance{
 			Database: "UniProtKB/Swiss-Prot release " + releaseName(string(release)) + " (metastudent-data dataversion.txt: " +
 				strings.TrimSpace(string(release)) + "), the entries with Gene Ontology annotation in any of the three " +
 				"aspects (union of the BPO, CCO and MFO BLAST databases of metastudent-data, by accession)",
@@ -177,9 +177,9 @@ func releaseName(v string) string {
 }
 
 // toolVersions runs each tool and reads its version.
-func toolVersions() ([]engine.ToolVersion, error) {
+func toolVersions() ([]classify.ToolVersion, error) {
 	reHMMER := regexp.MustCompile(`# HMMER ([0-9.]+)`)
-	var out []engine.ToolVersion
+	var out []classify.ToolVersion
 	for _, t := range []string{"jackhmmer", "hmmalign"} {
 		b, err := exec.Command(t, "-h").Output()
 		if err != nil {
@@ -189,14 +189,14 @@ func toolVersions() ([]engine.ToolVersion, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: no version in its help", t)
 		}
-		out = append(out, engine.ToolVersion{Name: t, Version: "HMMER " + string(m[1])})
+		out = append(out, classify.ToolVersion{Name: t, Version: "HMMER " + string(m[1])})
 	}
 	b, err := exec.Command("blastdbcmd", "-version").Output()
 	if err != nil {
 		return nil, fmt.Errorf("blastdbcmd: %w (apt-get install ncbi-blast+)", err)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	out = append(out, engine.ToolVersion{Name: "blastdbcmd", Version: strings.TrimSpace(strings.TrimPrefix(line, "blastdbcmd:"))})
+	out = append(out, classify.ToolVersion{Name: "blastdbcmd", Version: strings.TrimSpace(strings.TrimPrefix(line, "blastdbcmd:"))})
 	return out, nil
 }
 
@@ -297,8 +297,8 @@ type row struct {
 	match []byte // residues in match states ('-' for none), upper case
 }
 
-func buildProfile(work, dbFasta string, db map[string]string, q query) (engine.ProteinProfile, error) {
-	p := engine.ProteinProfile{Gene: q.gene, UniProt: q.uniprot, Length: len(q.seq), Iterations: iterations}
+func buildProfile(work, dbFasta string, db map[string]string, q query) (classify.ProteinProfile, error) {
+	p := classify.ProteinProfile{Gene: q.gene, UniProt: q.uniprot, Length: len(q.seq), Iterations: iterations}
 	sum := md5.Sum([]byte(q.seq))
 	p.MD5 = strings.ToUpper(hex.EncodeToString(sum[:]))
 	switch rel, ok := db[q.uniprot]; {
@@ -396,11 +396,11 @@ func buildProfile(work, dbFasta string, db map[string]string, q query) (engine.P
 	p.HitsSHA256 = hex.EncodeToString(hs[:])
 
 	idx := map[byte]int{}
-	for i := 0; i < len(engine.ProfileAlphabet); i++ {
-		idx[engine.ProfileAlphabet[i]] = i
+	for i := 0; i < len(classify.ProfileAlphabet); i++ {
+		idx[classify.ProfileAlphabet[i]] = i
 	}
 	for pos := 0; pos < len(q.seq); pos++ {
-		col := engine.ProfileColumn{Ref: string(q.seq[pos]), Aligned: qmap[pos] >= 0}
+		col := classify.ProfileColumn{Ref: string(q.seq[pos]), Aligned: qmap[pos] >= 0}
 		var counts [20]float64
 		if k := qmap[pos]; k >= 0 {
 			for i, r := range kept {
@@ -595,7 +595,7 @@ func round(x float64, n int) float64 {
 }
 
 // encode writes the profiles as JSON with one column per line.
-func encode(ps engine.ConservationProfiles) ([]byte, error) {
+func encode(ps classify.ConservationProfiles) ([]byte, error) {
 	prots := ps.Proteins
 	ps.Proteins = nil
 	head, err := json.MarshalIndent(ps, "", "  ")
@@ -642,7 +642,7 @@ func encode(ps engine.ConservationProfiles) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteString("  ]\n}\n")
-	var check engine.ConservationProfiles
+	var check classify.ConservationProfiles
 	if err := json.Unmarshal(buf.Bytes(), &check); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}

@@ -1,9 +1,9 @@
-package engine
+package classify
 
 // This file defines the per-position conservation profiles of the
 // classifier (classifier_profiles.json), built outside CI by
 // knowledge/internal/profilegen from homologous sequences of a Swiss-Prot
-// release, and read by engine/classify.
+// release, and read by the conservation method (profile.go).
 
 // ProfileAlphabet is the residue order of every frequency vector of a
 // profile: the 20 standard amino acids in alphabetical one-letter order.

@@ -1,14 +1,16 @@
-package engine
+package classify
 
-// This file defines the knowledge of the variant-classification pipeline
-// (engine/classify): the substitution matrix, the reference protein
+// This file defines the knowledge of the variant-classification pipeline:
+// the substitution matrix, the reference protein
 // sequences, the rsID → protein-change table, the curated substrate (cohort,
 // demonstration cases, knowledge graph) and the publication citations. The
 // knowledge package loads them from the classifier_*.json files under
-// knowledge/data, generated from data/classifier of the data pack.
+// knowledge/data, generated from data/classifier of the data pack; the
+// JSON tags are that file format. New takes it beside the engine's
+// Knowledge, which it cross-references (the engine does not hold it).
 
-// ClassifierKnowledge is the substrate of the classification pipeline.
-type ClassifierKnowledge struct {
+// Knowledge is the substrate of the classification pipeline.
+type Knowledge struct {
 	// Matrix is the BLOSUM62 substitution matrix (classifier_blosum62.json).
 	Matrix SubstitutionMatrix `json:"matrix"`
 	// Proteins are the substrate protein sequences, in gene order
@@ -18,11 +20,11 @@ type ClassifierKnowledge struct {
 	// (rsID, alternate allele) (classifier_variants.json).
 	Changes []ProteinChange `json:"changes"`
 	// Substrate is the curated substrate (classifier_substrate.json).
-	Substrate ClassifierSubstrate `json:"substrate"`
+	Substrate Substrate `json:"substrate"`
 	// Citations are the publication citations (classifier_citations.json).
 	Citations []PublicationCitation `json:"citations"`
 	// Profiles are the per-position conservation profiles
-	// (classifier_profiles.json, classifier_profiles.go).
+	// (classifier_profiles.json, profiles.go).
 	Profiles *ConservationProfiles `json:"profiles,omitempty"`
 }
 
@@ -88,10 +90,10 @@ type ProteinChange struct {
 	SourceIDs    []string `json:"source_ids"`
 }
 
-// ClassifierSubstrate is the curated substrate: which proteins, which
+// Substrate is the curated substrate: which proteins, which
 // variants, which demonstration cases and which knowledge-graph rows, each
 // chosen by the rule stated with it.
-type ClassifierSubstrate struct {
+type Substrate struct {
 	ProteinRule      string             `json:"protein_rule"`
 	ProteinSelection []ProteinSelection `json:"protein_selection"`
 	CohortRule       string             `json:"cohort_rule"`
