@@ -1,30 +1,30 @@
 package engine
 
-// This file defines the knowledge the engine evaluates against. The
-// knowledge package loads these values from its embedded, generated files
-// (knowledge/data) and validates them; the engine only reads them. Field
-// names carry JSON tags because the generated files use exactly this shape.
+// This file defines the knowledge the engine evaluates against: domain
+// types only. The knowledge package decodes its embedded, generated files
+// (knowledge/data) into its own row types, validates them and builds these
+// values from them; the engine only reads them and knows no file format.
 
 // Knowledge is the read-only, curated knowledge base. Build must be called
 // once after loading and before the first evaluation.
 type Knowledge struct {
-	Version         Version           `json:"version"`
-	Sources         []Source          `json:"sources"`
-	Drugs           []Drug            `json:"drugs"`
-	Genes           []Gene            `json:"genes"`
-	Recommendations []Recommendation  `json:"recommendations"`
-	RsIDs           []RsID            `json:"rsids"`
-	Variants        []TrackedVariant  `json:"variants"`
-	HLAAlleles      []HLAAllele       `json:"hla_alleles"`
-	States          []State           `json:"states"`
-	Communities     []Community       `json:"communities"`
-	Herbs           []HerbInteraction `json:"herbs"`
-	Warfarin        *FlowChart        `json:"warfarin,omitempty"`
+	Version         Version
+	Sources         []Source
+	Drugs           []Drug
+	Genes           []Gene
+	Recommendations []Recommendation
+	RsIDs           []RsID
+	Variants        []TrackedVariant
+	HLAAlleles      []HLAAllele
+	States          []State
+	Communities     []Community
+	Herbs           []HerbInteraction
+	Warfarin        *FlowChart
 	// Definitions are PharmCAT's allele definitions in VCF space, used by
 	// the allele matcher (definition.go, match.go).
-	Definitions []GeneDefinition `json:"definitions,omitempty"`
-	DrugNames   []DrugName       `json:"drug_names,omitempty"`  // names.go
-	Indications []IndicationCode `json:"indications,omitempty"` // names.go
+	Definitions []GeneDefinition
+	DrugNames   []DrugName       // names.go
+	Indications []IndicationCode // names.go
 
 	idx *index
 }
@@ -32,52 +32,52 @@ type Knowledge struct {
 // Version identifies the knowledge content and the upstream data snapshots.
 type Version struct {
 	// Digest is the SHA-256 of the embedded data files (hex).
-	Digest string `json:"digest"`
+	Digest string
 	// Label is the knowledge_version string reported to clients.
-	Label string `json:"label"`
+	Label string
 	// DataVersions names each upstream snapshot and its date or release.
-	DataVersions map[string]string `json:"data_versions"`
+	DataVersions map[string]string
 }
 
 // Source is one cited source of knowledge rows.
 type Source struct {
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Publisher string `json:"publisher,omitempty"`
-	Year      string `json:"year,omitempty"`
-	URL       string `json:"url,omitempty"`
-	PMID      string `json:"pmid,omitempty"`
-	Licence   string `json:"licence"`
+	ID        string
+	Title     string
+	Publisher string
+	Year      string
+	URL       string
+	PMID      string
+	Licence   string
 }
 
 // Drug is a drug covered by the safety layer.
 type Drug struct {
-	Name           string   `json:"name"`
-	RxNormCUIs     []string `json:"rxnorm_cuis,omitempty"`
-	ATCCodes       []string `json:"atc_codes,omitempty"`
-	ATCClass       string   `json:"atc_class,omitempty"`
-	GuidelineGroup string   `json:"guideline_group,omitempty"`
-	Synonyms       []string `json:"synonyms,omitempty"`
-	BestCPICLevel  string   `json:"best_cpic_level,omitempty"`
+	Name           string
+	RxNormCUIs     []string
+	ATCCodes       []string
+	ATCClass       string
+	GuidelineGroup string
+	Synonyms       []string
+	BestCPICLevel  string
 	// Guidance is "CPIC" when CPIC recommendations exist, "DPWG" when only
 	// DPWG guidance exists, "none" when neither has structured rows.
-	Guidance string `json:"guidance"`
+	Guidance string
 	// Sensitivity is the tier: "high", "moderate" or "none" (DESIGN.md §3).
-	Sensitivity string     `json:"sensitivity"`
-	Pairs       []DrugPair `json:"pairs"`
-	SourceIDs   []string   `json:"source_ids"`
+	Sensitivity string
+	Pairs       []DrugPair
+	SourceIDs   []string
 }
 
 // DrugPair is one CPIC gene–drug pair of a drug.
 type DrugPair struct {
-	Gene          string   `json:"gene"`
-	CPICLevel     string   `json:"cpic_level"`
-	LevelStatus   string   `json:"level_status,omitempty"`
-	EvidenceLevel string   `json:"evidence_level,omitempty"` // ClinPGx level: 1A, 1B, 2A, 2B, 3, 4
-	GuidelineName string   `json:"guideline_name,omitempty"`
-	GuidelineURL  string   `json:"guideline_url,omitempty"`
-	PMIDs         []string `json:"pmids,omitempty"`
-	SourceIDs     []string `json:"source_ids"`
+	Gene          string
+	CPICLevel     string
+	LevelStatus   string
+	EvidenceLevel string // ClinPGx level: 1A, 1B, 2A, 2B, 3, 4
+	GuidelineName string
+	GuidelineURL  string
+	PMIDs         []string
+	SourceIDs     []string
 }
 
 // Phenotype methods of a gene.
@@ -89,197 +89,197 @@ const (
 
 // Gene is a pharmacogene with its alleles and CPIC phenotype rules.
 type Gene struct {
-	Symbol string `json:"symbol"`
+	Symbol string
 	// Method is MethodActivityScore, MethodFunctionPair or MethodAlleleStatus.
-	Method string `json:"method"`
+	Method string
 	// DefaultAllele is the allele assumed where no variant is found (*1,
 	// "Reference", "B (reference)"); ReferenceAllele is the allele that
 	// matches GRCh38 (CYP2C19: *38), which may differ.
-	DefaultAllele   string          `json:"default_allele"`
-	ReferenceAllele string          `json:"reference_allele"`
-	Chromosome      string          `json:"chromosome,omitempty"`
-	Alleles         []Allele        `json:"alleles"`
-	Rules           []PhenotypeRule `json:"rules"`
-	DataVersion     string          `json:"data_version"`
-	SourceIDs       []string        `json:"source_ids"`
+	DefaultAllele   string
+	ReferenceAllele string
+	Chromosome      string
+	Alleles         []Allele
+	Rules           []PhenotypeRule
+	DataVersion     string
+	SourceIDs       []string
 }
 
 // Allele is a named allele of a gene.
 type Allele struct {
-	Name     string `json:"name"`
-	Function string `json:"function,omitempty"`
+	Name     string
+	Function string
 	// Activity is the CPIC activity value as written ("1.0", "0.5", "n/a",
 	// "≥3.0"); empty for genes without activity values.
-	Activity   string `json:"activity,omitempty"`
-	Structural bool   `json:"structural,omitempty"`
+	Activity   string
+	Structural bool
 	// Key lists the variants that distinguish this allele from the gene's
 	// default allele, as rsid:base (bases in VCF orientation).
-	Key []AlleleVariant `json:"key,omitempty"`
+	Key []AlleleVariant
 	// Defining lists every defining rsID of the allele (including positions
 	// shared with the default allele).
-	Defining  []string `json:"defining,omitempty"`
-	SourceIDs []string `json:"source_ids"`
+	Defining  []string
+	SourceIDs []string
 }
 
 // AlleleVariant is one position of an allele definition.
 type AlleleVariant struct {
-	RsID string `json:"rsid"`
-	Base string `json:"base"`
+	RsID string
+	Base string
 	// Ambiguous is true when the CPIC cell is an IUPAC code ("either base").
-	Ambiguous bool `json:"ambiguous,omitempty"`
+	Ambiguous bool
 }
 
 // PhenotypeRule maps an activity score, a pair of functions or a single
 // hemizygous function to a CPIC phenotype.
 type PhenotypeRule struct {
-	Type      string `json:"type"` // activity_score | function_pair | hemizygous_function
-	Key       string `json:"key"`
-	Phenotype string `json:"phenotype"`
+	Type      string // activity_score | function_pair | hemizygous_function
+	Key       string
+	Phenotype string
 }
 
 // RsID is one (rsID, alternate base) of the CPIC allele definitions.
 type RsID struct {
-	RsID    string   `json:"rsid"`
-	Gene    string   `json:"gene"`
-	Ref     string   `json:"ref"`
-	Alt     string   `json:"alt"`
-	Alleles []string `json:"alleles"`
+	RsID    string
+	Gene    string
+	Ref     string
+	Alt     string
+	Alleles []string
 	// Sole lists the alleles defined by this variant alone.
-	Sole      []string `json:"sole,omitempty"`
-	SourceIDs []string `json:"source_ids"`
+	Sole      []string
+	SourceIDs []string
 }
 
 // Recommendation is one guideline recommendation for a drug, keyed by the
 // lookup values of one or more genes and a population.
 type Recommendation struct {
-	ID     string   `json:"id"`
-	Source string   `json:"source"` // CPIC or DPWG
-	Drug   string   `json:"drug"`
-	Genes  []string `json:"genes"`
+	ID     string
+	Source string // CPIC or DPWG
+	Drug   string
+	Genes  []string
 	// Lookup maps gene → lookup value (phenotype, activity score such as
 	// "1.0", allele status such as "*15:02 positive", or "No Result").
-	Lookup              map[string]string `json:"lookup"`
-	LookupType          map[string]string `json:"lookup_type"`
-	Phenotypes          map[string]string `json:"phenotypes,omitempty"`
-	Population          string            `json:"population,omitempty"`
-	Implications        map[string]string `json:"implications,omitempty"`
-	Text                string            `json:"text"`
-	OtherConsiderations string            `json:"other_considerations,omitempty"`
-	Classification      string            `json:"classification,omitempty"`
+	Lookup              map[string]string
+	LookupType          map[string]string
+	Phenotypes          map[string]string
+	Population          string
+	Implications        map[string]string
+	Text                string
+	OtherConsiderations string
+	Classification      string
 	// Actionability is "yes", "none" or "conditional" (derived in the data
 	// pack; see knowledge/data/LICENCE.md).
-	Actionability string   `json:"actionability"`
-	Basis         []string `json:"basis,omitempty"`
+	Actionability string
+	Basis         []string
 	// AlternateDrug and Dosing are the ClinPGx flags.
-	AlternateDrug bool     `json:"alternate_drug,omitempty"`
-	Dosing        bool     `json:"dosing,omitempty"`
-	Alternatives  []string `json:"alternatives,omitempty"`
-	GuidelineName string   `json:"guideline_name"`
-	GuidelineURL  string   `json:"guideline_url,omitempty"`
-	PMIDs         []string `json:"pmids,omitempty"`
+	AlternateDrug bool
+	Dosing        bool
+	Alternatives  []string
+	GuidelineName string
+	GuidelineURL  string
+	PMIDs         []string
 	// Partial marks rows that hold only part of a newer guideline.
-	Partial   bool     `json:"partial,omitempty"`
-	SourceIDs []string `json:"source_ids"`
+	Partial   bool
+	SourceIDs []string
 }
 
 // TrackedVariant is one variant of the curated panel with Indian frequencies.
 type TrackedVariant struct {
-	RsID        string   `json:"rsid"`
-	Gene        string   `json:"gene"`
-	AlleleLabel string   `json:"allele_label"`
-	StarAlleles []string `json:"star_alleles,omitempty"`
-	Function    string   `json:"function,omitempty"`
-	Ref         string   `json:"ref,omitempty"`
-	Alt         string   `json:"alt,omitempty"`
+	RsID        string
+	Gene        string
+	AlleleLabel string
+	StarAlleles []string
+	Function    string
+	Ref         string
+	Alt         string
 	// AFIndia is the best Indian or South-Asian figure (nil when unknown);
 	// AFIndiaBasis says what it measures and which population.
-	AFIndia      *float64 `json:"af_india,omitempty"`
-	AFIndiaBasis string   `json:"af_india_basis,omitempty"`
-	AFIndiaKind  string   `json:"af_india_kind,omitempty"` // allele | carrier
+	AFIndia      *float64
+	AFIndiaBasis string
+	AFIndiaKind  string // allele | carrier
 	// AFIndiaSourceIDs and AFGlobalSourceIDs name the sources of exactly
 	// those figures (a subset of SourceIDs).
-	AFIndiaSourceIDs  []string `json:"af_india_source_ids,omitempty"`
-	AFGlobalSourceIDs []string `json:"af_global_source_ids,omitempty"`
-	AFSouthAsian      *float64 `json:"af_south_asian,omitempty"`
-	AFGlobal          *float64 `json:"af_global,omitempty"`
-	AFGlobalBasis     string   `json:"af_global_basis,omitempty"`
-	ClinVar           string   `json:"clinvar,omitempty"`
-	Notes             string   `json:"notes,omitempty"`
-	SourceIDs         []string `json:"source_ids"`
+	AFIndiaSourceIDs  []string
+	AFGlobalSourceIDs []string
+	AFSouthAsian      *float64
+	AFGlobal          *float64
+	AFGlobalBasis     string
+	ClinVar           string
+	Notes             string
+	SourceIDs         []string
 }
 
 // HLAAllele is an HLA allele the knowledge has frequencies or rules for.
 type HLAAllele struct {
-	Gene                string   `json:"gene"`   // HLA-A, HLA-B
-	Allele              string   `json:"allele"` // *15:02
-	AFCentralSouthAsian *float64 `json:"af_central_south_asian,omitempty"`
-	SourceIDs           []string `json:"source_ids"`
+	Gene                string // HLA-A, HLA-B
+	Allele              string // *15:02
+	AFCentralSouthAsian *float64
+	SourceIDs           []string
 }
 
 // State is an Indian state or union territory with its drug-safety context.
 type State struct {
-	Name    string      `json:"name"`
-	Type    string      `json:"type"` // state | union territory
-	Aliases []string    `json:"aliases,omitempty"`
-	Risks   []StateRisk `json:"risks"`
+	Name    string
+	Type    string // state | union territory
+	Aliases []string
+	Risks   []StateRisk
 }
 
 // StateRisk is one endemic risk of a state that can change advice.
 type StateRisk struct {
-	Risk string `json:"risk"`
+	Risk string
 	// Disease is the condition named before the colon of Risk (malaria, …).
-	Disease string `json:"disease"`
+	Disease string
 	// Drugs are the drug names the risk affects (lower case).
-	Drugs        []string `json:"drugs,omitempty"`
-	AffectedText string   `json:"affected_text,omitempty"`
-	Note         string   `json:"note,omitempty"`
-	SourceIDs    []string `json:"source_ids"`
+	Drugs        []string
+	AffectedText string
+	Note         string
+	SourceIDs    []string
 }
 
 // Community is a community-specific pharmacogenomic fact.
 type Community struct {
-	Name      string   `json:"name"`
-	Aliases   []string `json:"aliases,omitempty"`
-	Region    string   `json:"region,omitempty"`
-	Trait     string   `json:"trait"`
-	Genes     []string `json:"genes,omitempty"`
-	Finding   string   `json:"finding"`
-	Drugs     []string `json:"drugs,omitempty"`
-	DrugsText string   `json:"drugs_text,omitempty"`
-	Metric    string   `json:"metric,omitempty"`
-	N         string   `json:"n,omitempty"`
-	Notes     string   `json:"notes,omitempty"`
-	SourceIDs []string `json:"source_ids"`
+	Name      string
+	Aliases   []string
+	Region    string
+	Trait     string
+	Genes     []string
+	Finding   string
+	Drugs     []string
+	DrugsText string
+	Metric    string
+	N         string
+	Notes     string
+	SourceIDs []string
 }
 
 // HerbInteraction is a traditional-medicine herb–drug interaction.
 type HerbInteraction struct {
-	Herb             string   `json:"herb"`
-	Botanical        string   `json:"botanical"`
-	TraditionalNames string   `json:"traditional_names,omitempty"`
-	DrugsText        string   `json:"drugs_text"`
-	Drugs            []string `json:"drugs,omitempty"`
-	Mechanism        string   `json:"mechanism,omitempty"`
-	Effect           string   `json:"effect,omitempty"`
-	Severity         string   `json:"severity,omitempty"`
-	Evidence         string   `json:"evidence,omitempty"`
-	Notes            string   `json:"notes,omitempty"`
-	SourceIDs        []string `json:"source_ids"`
+	Herb             string
+	Botanical        string
+	TraditionalNames string
+	DrugsText        string
+	Drugs            []string
+	Mechanism        string
+	Effect           string
+	Severity         string
+	Evidence         string
+	Notes            string
+	SourceIDs        []string
 }
 
 // FlowChart is special guidance that is not a lookup table (warfarin).
 type FlowChart struct {
-	Drug      string          `json:"drug"`
-	Genes     []string        `json:"genes"`
-	Note      string          `json:"note"`
-	Nodes     []FlowChartNode `json:"nodes"`
-	URL       string          `json:"url,omitempty"`
-	SourceIDs []string        `json:"source_ids"`
+	Drug      string
+	Genes     []string
+	Note      string
+	Nodes     []FlowChartNode
+	URL       string
+	SourceIDs []string
 }
 
 // FlowChartNode is one box of a flow chart.
 type FlowChartNode struct {
-	ID       string `json:"id"`
-	Text     string `json:"text"`
-	Strength string `json:"strength,omitempty"`
+	ID       string
+	Text     string
+	Strength string
 }

@@ -156,24 +156,24 @@ func decodeFS(fsys fs.FS) (*Base, []Problem, error) {
 		}
 	}
 
-	kb := &engine.Knowledge{}
+	var r Rows // rows.go
 	var meta kbfile.Meta
 	targets := map[string]any{
-		kbfile.Sources:         &kb.Sources,
-		kbfile.Drugs:           &kb.Drugs,
-		kbfile.Genes:           &kb.Genes,
-		kbfile.RsIDs:           &kb.RsIDs,
-		kbfile.Recommendations: &kb.Recommendations,
-		kbfile.Variants:        &kb.Variants,
-		kbfile.HLA:             &kb.HLAAlleles,
-		kbfile.States:          &kb.States,
-		kbfile.Communities:     &kb.Communities,
-		kbfile.Herbs:           &kb.Herbs,
-		kbfile.Warfarin:        &kb.Warfarin,
+		kbfile.Sources:         &r.Sources,
+		kbfile.Drugs:           &r.Drugs,
+		kbfile.Genes:           &r.Genes,
+		kbfile.RsIDs:           &r.RsIDs,
+		kbfile.Recommendations: &r.Recommendations,
+		kbfile.Variants:        &r.Variants,
+		kbfile.HLA:             &r.HLAAlleles,
+		kbfile.States:          &r.States,
+		kbfile.Communities:     &r.Communities,
+		kbfile.Herbs:           &r.Herbs,
+		kbfile.Warfarin:        &r.Warfarin,
 		kbfile.MetaFile:        &meta,
-		kbfile.Definitions:     &kb.Definitions,
-		kbfile.DrugNames:       &kb.DrugNames,
-		kbfile.Indications:     &kb.Indications,
+		kbfile.Definitions:     &r.Definitions,
+		kbfile.DrugNames:       &r.DrugNames,
+		kbfile.Indications:     &r.Indications,
 	}
 	for _, name := range kbfile.JSONFiles {
 		data, ok := contents[name]
@@ -188,6 +188,7 @@ func decodeFS(fsys fs.FS) (*Base, []Problem, error) {
 			_ = json.Unmarshal(data, targets[name])
 		}
 	}
+	kb := r.Engine()
 	ck, cproblems := decodeClassifier(contents) // classifier.go
 	problems = append(problems, cproblems...)
 	for _, name := range []string{kbfile.Readme, kbfile.Licence} {

@@ -298,13 +298,13 @@ func TestCorruptKnowledge(t *testing.T) {
 	// An unknown field.
 	m[kbfile.HLA] = &fstest.MapFile{Data: []byte(strings.Replace(string(m[kbfile.HLA].Data), `"gene":`, `"bogus":1,"gene":`, 1))}
 	// A recommendation naming an unknown drug.
-	mutate(t, m, kbfile.Recommendations, func(r *[]engine.Recommendation) { (*r)[0].Drug = "nosuchdrug" })
+	mutate(t, m, kbfile.Recommendations, func(r *[]Recommendation) { (*r)[0].Drug = "nosuchdrug" })
 	// A frequency of 1.5.
-	mutate(t, m, kbfile.Variants, func(v *[]engine.TrackedVariant) { (*v)[0].AFIndia = ptr(1.5) })
+	mutate(t, m, kbfile.Variants, func(v *[]TrackedVariant) { (*v)[0].AFIndia = ptr(1.5) })
 	// A duplicate drug.
-	mutate(t, m, kbfile.Drugs, func(d *[]engine.Drug) { *d = append(*d, (*d)[0]) })
+	mutate(t, m, kbfile.Drugs, func(d *[]Drug) { *d = append(*d, (*d)[0]) })
 	// A dangling source id.
-	mutate(t, m, kbfile.Herbs, func(h *[]engine.HerbInteraction) { (*h)[0].SourceIDs = []string{"no-such-source"} })
+	mutate(t, m, kbfile.Herbs, func(h *[]HerbInteraction) { (*h)[0].SourceIDs = []string{"no-such-source"} })
 
 	_, err := LoadFS(m)
 	if err == nil {

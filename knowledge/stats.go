@@ -6,17 +6,15 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Statistics summarises a knowledge base: its version, the number of rows
 // of each table and how many rows cite each source. It is computed by
 // Stats and printed by "pgxsafety knowledge stats".
 type Statistics struct {
-	Version engine.Version `json:"version"`
-	Tables  []TableCount   `json:"tables"`
-	Sources []SourceCount  `json:"sources"`
+	Version Version       `json:"version"`
+	Tables  []TableCount  `json:"tables"`
+	Sources []SourceCount `json:"sources"`
 }
 
 // TableCount is the number of rows of one table (or sub-table, such as the
@@ -38,7 +36,7 @@ type SourceCount struct {
 // data.
 func Stats(b *Base) Statistics {
 	kb := b.Engine
-	s := Statistics{Version: kb.Version}
+	s := Statistics{Version: Version(kb.Version)}
 	cites := map[string]int{}
 	cite := func(ids []string) {
 		for _, id := range ids {

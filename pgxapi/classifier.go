@@ -16,7 +16,6 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -220,7 +219,7 @@ type substrateResponse struct {
 	ConservationProfiles classify.ProfilesDocument `json:"conservation_profiles"`
 	RuleTable            []classify.RuleSpec       `json:"rule_table"`
 	Validation           classify.Validation       `json:"validation"`
-	Sources              []engine.Source           `json:"sources"`
+	Sources              []knowledgeSource         `json:"sources"`
 }
 
 func buildSubstrate(cls *classify.Classifier) substrateResponse {
@@ -264,10 +263,10 @@ func buildSubstrate(cls *classify.Classifier) substrateResponse {
 	for _, e := range out.Graph.Edges {
 		add(e.SourceIDs)
 	}
-	out.Sources = []engine.Source{}
+	out.Sources = []knowledgeSource{}
 	for id := range ids {
 		if s, ok := kb.Source(id); ok {
-			out.Sources = append(out.Sources, *s)
+			out.Sources = append(out.Sources, knowledgeSource(*s))
 		}
 	}
 	sort.Slice(out.Sources, func(i, j int) bool { return out.Sources[i].ID < out.Sources[j].ID })
@@ -364,4 +363,16 @@ func (u unavailableClassifier) citationList(http.ResponseWriter, *http.Request) 
 }
 func (u unavailableClassifier) version(http.ResponseWriter, *http.Request) error {
 	return u.unavailable()
+}
+
+// knowledgeSource is the wire form of a cited source of the knowledge
+// (engine.Source) in the substrate answer.
+type knowledgeSource struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Publisher string `json:"publisher,omitempty"`
+	Year      string `json:"year,omitempty"`
+	URL       string `json:"url,omitempty"`
+	PMID      string `json:"pmid,omitempty"`
+	Licence   string `json:"licence"`
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -278,7 +279,7 @@ func TestClassifierListings(t *testing.T) {
 		Cohort []classify.CohortVariant `json:"cohort"`
 		Graph  classify.KnowledgeGraph  `json:"graph"`
 		Valid  classify.Validation      `json:"validation"`
-		Srcs   []engine.Source          `json:"sources"`
+		Srcs   []knowledge.Source       `json:"sources"`
 	}](t, ts.do(t, http.MethodGet, "/classifier_v2/curated_substrate", "", nil))
 	if sub.Size.CohortVariants != len(sub.Cohort) || sub.Size.GraphNodes != len(sub.Graph.Nodes) || sub.Size.GraphEdges != len(sub.Graph.Edges) ||
 		sub.Size != (classify.SubstrateSize{CohortVariants: 16, ProteinSequences: 5, GraphNodes: 62, GraphEdges: 54}) {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -57,7 +58,7 @@ const (
 
 // classifierSources are the fixed sources of the classifier data, with
 // their provenance as data/classifier/SOURCES.md states it.
-var classifierSources = map[string]engine.Source{
+var classifierSources = map[string]knowledge.Source{
 	"classifier-blosum62": {
 		ID:        "classifier-blosum62",
 		Title:     "BLOSUM62 substitution matrix, NCBI text format, copied from biopython/biopython @ 8b4d499f (Bio/Align/substitution_matrices/data/BLOSUM62); Biopython states the matrix was obtained from NCBI (ftp://ftp.ncbi.nih.gov/blast/matrices/)",
@@ -114,8 +115,12 @@ func (b *builder) buildClassifier() error {
 	}
 	ck.Changes = changes
 
+	sources := make(map[string]engine.Source, len(b.src.m))
+	for id, s := range b.src.m {
+		sources[id] = engine.Source(s)
+	}
 	sel, err := classify.Select(classify.SelectionInput{
-		Knowledge: &b.kb, Sources: b.src.m, Matrix: m, Sequences: seqs, Changes: changes,
+		Knowledge: b.kb.Engine(), Sources: sources, Matrix: m, Sequences: seqs, Changes: changes,
 	})
 	if err != nil {
 		return fmt.Errorf("classifier: %w", err)
@@ -128,7 +133,7 @@ func (b *builder) buildClassifier() error {
 		if strings.Contains(p.Provenance, "OATML-Markslab/ProteinGym") {
 			lic, url = licProteinGym, proteinGymURL
 		}
-		p.SourceIDs = []string{b.src.add(engine.Source{
+		p.SourceIDs = []string{b.src.add(knowledge.Source{
 			ID:      "classifier-seq-" + strings.ToLower(p.Gene),
 			Title:   fmt.Sprintf("Human %s protein sequence %s (%s, %d aa, MD5 %s): %s", p.Gene, p.UniProt, p.Entry, p.Length, p.MD5, p.Provenance),
 			URL:     url,
@@ -356,7 +361,7 @@ func (b *builder) readChanges(dir string, seqs []classify.ProteinSequence) ([]cl
 func (b *builder) classifierText(text string) string {
 	text = strings.TrimSpace(text)
 	sum := sha256.Sum256([]byte(text))
-	src := engine.Source{ID: "classifier-" + hex.EncodeToString(sum[:])[:8], Title: text, URL: firstURL(text)}
+	src := knowledge.Source{ID: "classifier-" + hex.EncodeToString(sum[:])[:8], Title: text, URL: firstURL(text)}
 	if m := rePMID.FindStringSubmatch(text); m != nil {
 		src.PMID = m[1]
 	}

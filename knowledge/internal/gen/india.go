@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // loadIndia reads the files of data/india.
@@ -62,15 +62,15 @@ func (b *builder) buildVariants() error {
 	for _, r := range b.globalCSV.rows {
 		global[r.s("rsid")] = append(global[r.s("rsid")], r)
 	}
-	rsids := map[string]*engine.RsID{}
+	rsids := map[string]*knowledge.RsID{}
 	for i := range b.kb.RsIDs {
 		x := &b.kb.RsIDs[i]
 		rsids[x.RsID+" "+x.Alt] = x
 	}
-	alleles := map[string]map[string]*engine.Allele{}
+	alleles := map[string]map[string]*knowledge.Allele{}
 	for i := range b.kb.Genes {
 		g := &b.kb.Genes[i]
-		alleles[g.Symbol] = map[string]*engine.Allele{}
+		alleles[g.Symbol] = map[string]*knowledge.Allele{}
 		for j := range g.Alleles {
 			alleles[g.Symbol][g.Alleles[j].Name] = &g.Alleles[j]
 		}
@@ -87,7 +87,7 @@ func (b *builder) buildVariants() error {
 			return fmt.Errorf("%s: duplicate rsid %s", r.where(), rsid)
 		}
 		seen[rsid] = true
-		v := engine.TrackedVariant{
+		v := knowledge.TrackedVariant{
 			RsID: rsid, Gene: r.s("gene"), AlleleLabel: r.s("allele_label"),
 			Ref: r.s("ref"), Alt: r.s("alt"),
 		}
@@ -311,12 +311,12 @@ var stateAliases = map[string][]string{
 // buildStates builds states.json. It fails unless there are exactly 36
 // states and union territories.
 func (b *builder) buildStates() error {
-	byName := map[string]*engine.State{}
+	byName := map[string]*knowledge.State{}
 	for _, r := range b.stateCSV.rows {
 		name := r.s("state")
 		s := byName[name]
 		if s == nil {
-			s = &engine.State{Name: name, Type: r.s("state_type"), Risks: []engine.StateRisk{}}
+			s = &knowledge.State{Name: name, Type: r.s("state_type"), Risks: []knowledge.StateRisk{}}
 			byName[name] = s
 		}
 		if s.Type != r.s("state_type") {
@@ -325,7 +325,7 @@ func (b *builder) buildStates() error {
 		if s.Type != "state" && s.Type != "union territory" {
 			return fmt.Errorf("%s: state_type %q", r.where(), s.Type)
 		}
-		risk := engine.StateRisk{
+		risk := knowledge.StateRisk{
 			Risk:         r.s("risk"),
 			Disease:      riskDisease(r.s("risk")),
 			Drugs:        b.parseDrugNames(r.s("affected_drugs")),
@@ -376,7 +376,7 @@ func (b *builder) buildCommunities() error {
 		genes[g.Symbol] = true
 	}
 	for _, r := range b.ethnicCSV.rows {
-		c := engine.Community{
+		c := knowledge.Community{
 			Name:      r.s("community_or_group"),
 			Region:    r.s("region"),
 			Trait:     r.s("gene_or_trait"),
@@ -405,7 +405,7 @@ func (b *builder) buildCommunities() error {
 // synonyms) that literally occur in interacting_drug_or_class.
 func (b *builder) buildHerbs() error {
 	for _, r := range b.herbCSV.rows {
-		h := engine.HerbInteraction{
+		h := knowledge.HerbInteraction{
 			Herb:             r.s("herb_common"),
 			Botanical:        r.s("herb_botanical"),
 			TraditionalNames: r.s("traditional_names"),

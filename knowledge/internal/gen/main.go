@@ -83,6 +83,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -205,14 +206,14 @@ func Generate(dataDir string) (map[string][]byte, error) {
 type builder struct {
 	dir string
 	src *sourceSet
-	kb  engine.Knowledge
+	kb  knowledge.Rows
 
 	// pgx inputs
 	drugsCSV, pairsCSV, summaryCSV, defsCSV, rsidCSV, freqCSV *table
 	pheno                                                     map[string]*phenoGene
 	phenoOrder                                                []string
 	phenoHead                                                 string // commit most phenotype files come from
-	phenoSrc                                                  map[string]engine.Source
+	phenoSrc                                                  map[string]knowledge.Source
 	cpic                                                      *recFile
 	dpwg                                                      *recFile
 	sourcesMD                                                 string
@@ -223,7 +224,7 @@ type builder struct {
 	excludedVariants                                    []string
 
 	// derived
-	drugSet       map[string]*engine.Drug
+	drugSet       map[string]*knowledge.Drug
 	vocabulary    map[string]string // drug name or synonym (lower case) → canonical name
 	coveredNames  map[string]string // covered drug name or synonym → canonical name
 	skippedPCAT   int
@@ -327,27 +328,27 @@ func encodeJSON(v any) ([]byte, error) {
 	}
 	var err error
 	switch s := v.(type) {
-	case []engine.Source:
+	case []knowledge.Source:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.Drug:
+	case []knowledge.Drug:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.Gene:
+	case []knowledge.Gene:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.RsID:
+	case []knowledge.RsID:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.Recommendation:
+	case []knowledge.Recommendation:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.TrackedVariant:
+	case []knowledge.TrackedVariant:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.HLAAllele:
+	case []knowledge.HLAAllele:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.State:
+	case []knowledge.State:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.Community:
+	case []knowledge.Community:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []engine.GeneDefinition:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.HerbInteraction:
+	case []knowledge.HerbInteraction:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []engine.DrugName:
 		err = writeElems(len(s), func(i int) any { return s[i] })

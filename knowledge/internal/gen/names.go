@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // Licences of the names sources, as data/names/SOURCES.md states them.
@@ -38,7 +39,7 @@ const (
 )
 
 // namesSources maps the source_id values of data/names to knowledge sources.
-var namesSources = map[string]engine.Source{
+var namesSources = map[string]knowledge.Source{
 	"PGKB_DRUGS_2022": {
 		ID: "names-pgkb-drugs-2022", Title: "PharmGKB drugs download (drugs/CREATED_2022-07-05.txt: generic names, trade names, brand mixtures) via dna-seq/gero-drugs-module @ 6f5fcd36",
 		Publisher: "PharmGKB/ClinPGx", Year: "2022",

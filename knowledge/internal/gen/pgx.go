@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // phenoGene is one gene of pgx/phenotype_rules.json.
@@ -163,7 +164,7 @@ func (b *builder) loadPGx() error {
 // most genes come from is "pcat-phenotype"; genes taken from older commits
 // get "pcat-phenotype-<gene>-<commit>".
 func (b *builder) phenoSources() error {
-	b.phenoSrc = map[string]engine.Source{}
+	b.phenoSrc = map[string]knowledge.Source{}
 	count := map[string]int{}
 	for _, g := range b.pheno {
 		count[g.Source.Commit]++
@@ -194,17 +195,17 @@ func (b *builder) phenoSources() error {
 		if len(g.DataVersion) >= 4 && g.DataVersion[0] >= '0' && g.DataVersion[0] <= '9' {
 			year = g.DataVersion[:4]
 		}
-		var src engine.Source
+		var src knowledge.Source
 		if g.Source.Commit == head {
 			dir := filepath.ToSlash(filepath.Dir(g.Source.Path))
-			src = engine.Source{
+			src = knowledge.Source{
 				ID:        "pcat-phenotype",
 				Title:     fmt.Sprintf("PharmCAT CPIC phenotype files (allele function and diplotype→phenotype), %s/ @ %s (data %s)", dir, g.Source.Commit[:8], g.DataVersion),
 				Publisher: "PharmGKB/ClinPGx (PharmCAT), CPIC®", Year: year,
 				URL: u + "/tree/" + g.Source.Commit + "/" + dir, Licence: licCC0,
 			}
 		} else {
-			src = engine.Source{
+			src = knowledge.Source{
 				ID:        "pcat-phenotype-" + strings.ToLower(name) + "-" + g.Source.Commit[:8],
 				Title:     fmt.Sprintf("PharmCAT CPIC phenotype file %s @ %s (data %s)", g.Source.Path, g.Source.Commit[:8], g.DataVersion),
 				Publisher: "PharmGKB/ClinPGx (PharmCAT), CPIC®", Year: year,
@@ -271,13 +272,13 @@ func saysAvoid(r *recRecord) bool {
 
 // buildDrugs builds drugs.json rows and the drug vocabularies.
 func (b *builder) buildDrugs() error {
-	b.drugSet = map[string]*engine.Drug{}
+	b.drugSet = map[string]*knowledge.Drug{}
 	b.cpicRecDrugs = map[string]bool{}
 	b.dpwgOnlyDrugs = map[string]bool{}
-	get := func(name string) *engine.Drug {
+	get := func(name string) *knowledge.Drug {
 		d := b.drugSet[name]
 		if d == nil {
-			d = &engine.Drug{Name: name}
+			d = &knowledge.Drug{Name: name}
 			b.drugSet[name] = d
 		}
 		return d
@@ -353,7 +354,7 @@ func (b *builder) buildDrugs() error {
 		if _, ok := levelRank[r.s("cpic_level")]; !ok {
 			return fmt.Errorf("%s: unknown CPIC level %q", r.where(), r.s("cpic_level"))
 		}
-		p := engine.DrugPair{
+		p := knowledge.DrugPair{
 			Gene:          r.s("gene"),
 			CPICLevel:     r.s("cpic_level"),
 			LevelStatus:   r.s("cpic_level_status"),
@@ -400,7 +401,7 @@ func (b *builder) buildDrugs() error {
 			return d.Pairs[i].Gene < d.Pairs[j].Gene
 		})
 		if d.Pairs == nil {
-			d.Pairs = []engine.DrugPair{}
+			d.Pairs = []knowledge.DrugPair{}
 		}
 		if d.BestCPICLevel == "" && len(d.Pairs) > 0 {
 			d.BestCPICLevel = d.Pairs[0].CPICLevel
@@ -472,7 +473,7 @@ func (b *builder) buildDrugs() error {
 }
 
 // sensitivity applies the tier rule of the package comment.
-func sensitivity(d *engine.Drug, rows []*recRecord) string {
+func sensitivity(d *knowledge.Drug, rows []*recRecord) string {
 	levelA := false
 	levelB := false
 	for _, p := range d.Pairs {
@@ -570,15 +571,15 @@ func (b *builder) buildGenes() error {
 	}
 
 	for _, sym := range sortedKeys(symbols) {
-		g := engine.Gene{Symbol: sym, Alleles: []engine.Allele{}, Rules: []engine.PhenotypeRule{}}
+		g := knowledge.Gene{Symbol: sym, Alleles: []knowledge.Allele{}, Rules: []knowledge.PhenotypeRule{}}
 		gsrc := map[string]bool{}
-		alleles := map[string]*engine.Allele{}
+		alleles := map[string]*knowledge.Allele{}
 		if p := b.pheno[sym]; p != nil {
 			g.Method = p.Method
 			g.DataVersion = p.DataVersion
 			gsrc[b.src.add(b.phenoSource(p))] = true
 			for name, af := range p.AlleleFunction {
-				a := &engine.Allele{Name: name, SourceIDs: []string{p.sourceID}}
+				a := &knowledge.Allele{Name: name, SourceIDs: []string{p.sourceID}}
 				if af.ClinicalFunction != nil {
 					a.Function = *af.ClinicalFunction
 				}
@@ -588,7 +589,7 @@ func (b *builder) buildGenes() error {
 				alleles[name] = a
 			}
 			for _, r := range p.Rules {
-				g.Rules = append(g.Rules, engine.PhenotypeRule{Type: r.RuleType, Key: r.Key, Phenotype: r.Phenotype})
+				g.Rules = append(g.Rules, knowledge.PhenotypeRule{Type: r.RuleType, Key: r.Key, Phenotype: r.Phenotype})
 			}
 		}
 		if rows := summary[sym]; len(rows) > 0 {
@@ -604,7 +605,7 @@ func (b *builder) buildGenes() error {
 				seen[name] = true
 				a := alleles[name]
 				if a == nil {
-					a = &engine.Allele{Name: name, Function: r.s("clinical_function"), Activity: r.s("activity_value")}
+					a = &knowledge.Allele{Name: name, Function: r.s("clinical_function"), Activity: r.s("activity_value")}
 					alleles[name] = a
 				}
 				a.SourceIDs = sortUnique(append(a.SourceIDs, b.src.fixed("pcat-alleles")))
@@ -622,7 +623,7 @@ func (b *builder) buildGenes() error {
 						return fmt.Errorf("%s: key variant %q is not id:base", r.where(), item)
 					}
 					base := item[i+1:]
-					a.Key = append(a.Key, engine.AlleleVariant{
+					a.Key = append(a.Key, knowledge.AlleleVariant{
 						RsID: item[:i], Base: base,
 						Ambiguous: len(base) == 1 && strings.Contains(iupacAmbiguous, base),
 					})
@@ -673,7 +674,7 @@ func (b *builder) buildGenes() error {
 }
 
 // phenoSource returns the source of a phenotype-file gene.
-func (b *builder) phenoSource(p *phenoGene) engine.Source { return b.phenoSrc[p.sourceID] }
+func (b *builder) phenoSource(p *phenoGene) knowledge.Source { return b.phenoSrc[p.sourceID] }
 
 // eachIncludedRec calls f for every recommendation record that goes into
 // recommendations.json.
@@ -694,7 +695,7 @@ func (b *builder) eachIncludedRec(f func(r *recRecord)) {
 func (b *builder) buildRsIDs() error {
 	seen := map[string]bool{}
 	for _, r := range b.rsidCSV.rows {
-		x := engine.RsID{
+		x := knowledge.RsID{
 			RsID:      r.s("rsid"),
 			Gene:      r.s("gene"),
 			Ref:       r.s("ref_grch38"),
@@ -731,7 +732,7 @@ func (b *builder) buildRecommendations() error {
 		if err != nil {
 			return
 		}
-		var x engine.Recommendation
+		var x knowledge.Recommendation
 		x, err = b.recommendation(r, dpwgURL)
 		b.kb.Recommendations = append(b.kb.Recommendations, x)
 	})
@@ -756,8 +757,8 @@ func (b *builder) buildRecommendations() error {
 	return nil
 }
 
-func (b *builder) recommendation(r *recRecord, dpwgURL map[string]string) (engine.Recommendation, error) {
-	x := engine.Recommendation{
+func (b *builder) recommendation(r *recRecord, dpwgURL map[string]string) (knowledge.Recommendation, error) {
+	x := knowledge.Recommendation{
 		ID:            r.RecID,
 		Source:        r.Source,
 		Drug:          r.Drug,
@@ -886,7 +887,7 @@ func lookupValue(raw json.RawMessage) (string, error) {
 // pgx/allele_frequencies.csv with their Central/South Asian frequency.
 func (b *builder) buildHLA() error {
 	type key struct{ gene, allele string }
-	rows := map[key]*engine.HLAAllele{}
+	rows := map[key]*knowledge.HLAAllele{}
 	for _, r := range b.freqCSV.rows {
 		g := r.s("gene")
 		if g != "HLA-A" && g != "HLA-B" {
@@ -895,7 +896,7 @@ func (b *builder) buildHLA() error {
 		k := key{g, r.s("allele")}
 		h := rows[k]
 		if h == nil {
-			h = &engine.HLAAllele{Gene: g, Allele: k.allele}
+			h = &knowledge.HLAAllele{Gene: g, Allele: k.allele}
 			rows[k] = h
 		}
 		if r.s("source") != "cpic_db_v1.38.0_population_frequency_view" {
@@ -948,12 +949,12 @@ func (b *builder) buildWarfarin() error {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return fmt.Errorf("special_guidance.warfarin: %w", err)
 	}
-	fc := &engine.FlowChart{Drug: w.Drug, Genes: w.Genes, Note: w.Note, URL: w.GuidelineURL}
+	fc := &knowledge.FlowChart{Drug: w.Drug, Genes: w.Genes, Note: w.Note, URL: w.GuidelineURL}
 	if w.CPICNotes != "" {
 		fc.Note += "\nCPIC notes on usage: " + w.CPICNotes
 	}
 	for _, n := range w.Nodes {
-		node := engine.FlowChartNode{ID: n.ID, Text: n.Text}
+		node := knowledge.FlowChartNode{ID: n.ID, Text: n.Text}
 		if n.Strength != nil {
 			node.Strength = *n.Strength
 		}

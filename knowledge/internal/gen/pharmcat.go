@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // This file builds definitions.json, the allele matcher's input, from
@@ -242,7 +243,7 @@ func (b *builder) overlayRYR1() error {
 				g.Alleles[i].SourceIDs = sortUnique(append(g.Alleles[i].SourceIDs, src))
 				continue
 			}
-			g.Alleles = append(g.Alleles, engine.Allele{Name: c.Allele, Function: c.Function, SourceIDs: []string{src}})
+			g.Alleles = append(g.Alleles, knowledge.Allele{Name: c.Allele, Function: c.Function, SourceIDs: []string{src}})
 		}
 		sort.SliceStable(g.Alleles, func(i, j int) bool { return naturalCompare(g.Alleles[i].Name, g.Alleles[j].Name) < 0 })
 		g.SourceIDs = sortUnique(append(g.SourceIDs, src))
@@ -279,7 +280,7 @@ func (b *builder) addCYP2D6Combinations() error {
 			if have[name] {
 				return fmt.Errorf("CYP2D6_phenotype_additions.json: %s is already an allele", name)
 			}
-			a := engine.Allele{Name: name, SourceIDs: []string{src}}
+			a := knowledge.Allele{Name: name, SourceIDs: []string{src}}
 			v := add.Additions[name]
 			if _, err := strconv.ParseFloat(v, 64); err == nil {
 				a.Activity = v

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // Licence statements, as the data pack's SOURCES.md files give them.
@@ -28,7 +28,7 @@ const (
 
 // fixedSources are the upstream snapshots named in data/pgx/SOURCES.md and
 // data/india/SOURCES.md. Titles and dates are copied from those files.
-var fixedSources = map[string]engine.Source{
+var fixedSources = map[string]knowledge.Source{
 	"cpic-pairs": {
 		ID: "cpic-pairs", Title: "CPIC gene–drug pairs (cpic_gene-drug_pairs.xlsx, sheet \"CPIC Gene-Drug Pairs\"; change log to 2026-02-04)",
 		Publisher: "Clinical Pharmacogenetics Implementation Consortium (CPIC®)", Year: "2026",
@@ -112,13 +112,13 @@ type sourceSet struct {
 	// repos maps "owner/repo" of the data pack's SOURCES.md tables to a
 	// link to the commit read (see repoLinks).
 	repos     map[string]string
-	m         map[string]engine.Source
+	m         map[string]knowledge.Source
 	pmidNames map[string]map[string]bool // pmid → guideline names citing it
 	err       []string
 }
 
 func newSourceSet() *sourceSet {
-	return &sourceSet{m: map[string]engine.Source{}, pmidNames: map[string]map[string]bool{}}
+	return &sourceSet{m: map[string]knowledge.Source{}, pmidNames: map[string]map[string]bool{}}
 }
 
 // fixed cites one of fixedSources.
@@ -133,7 +133,7 @@ func (s *sourceSet) fixed(id string) string {
 }
 
 // add cites a source built elsewhere (the phenotype files).
-func (s *sourceSet) add(src engine.Source) string {
+func (s *sourceSet) add(src knowledge.Source) string {
 	if prev, ok := s.m[src.ID]; ok && prev != src {
 		s.err = append(s.err, fmt.Sprintf("source id %q built twice with different content", src.ID))
 	}
@@ -157,7 +157,7 @@ func (s *sourceSet) pmid(n, guideline string) string {
 	if guideline = strings.TrimSpace(guideline); guideline != "" {
 		s.pmidNames[n][guideline] = true
 	}
-	s.m[id] = engine.Source{ID: id} // completed in list()
+	s.m[id] = knowledge.Source{ID: id} // completed in list()
 	return id
 }
 
@@ -177,7 +177,7 @@ func (s *sourceSet) text(text string) string {
 	text = strings.TrimSpace(text)
 	sum := sha256.Sum256([]byte(text))
 	id := "india-" + hex.EncodeToString(sum[:])[:8]
-	src := engine.Source{ID: id, Title: text, Licence: indiaLicence(text)}
+	src := knowledge.Source{ID: id, Title: text, Licence: indiaLicence(text)}
 	if m := rePMID.FindStringSubmatch(text); m != nil {
 		src.PMID = m[1]
 	}
@@ -281,11 +281,11 @@ func indiaLicence(text string) string {
 }
 
 // list returns the cited sources sorted by id.
-func (s *sourceSet) list() ([]engine.Source, error) {
+func (s *sourceSet) list() ([]knowledge.Source, error) {
 	if len(s.err) > 0 {
 		return nil, fmt.Errorf("sources:\n  %s", strings.Join(s.err, "\n  "))
 	}
-	out := make([]engine.Source, 0, len(s.m))
+	out := make([]knowledge.Source, 0, len(s.m))
 	for id, src := range s.m {
 		if src.URL == "" && src.PMID == "" {
 			src.URL = s.repoLink(src.Title)
@@ -300,7 +300,7 @@ func (s *sourceSet) list() ([]engine.Source, error) {
 			if len(names) > 0 {
 				title += " (guideline publication: " + strings.Join(names, "; ") + ")"
 			}
-			src = engine.Source{ID: id, Title: title, URL: "https://pubmed.ncbi.nlm.nih.gov/" + n + "/", PMID: n, Licence: licCitation}
+			src = knowledge.Source{ID: id, Title: title, URL: "https://pubmed.ncbi.nlm.nih.gov/" + n + "/", PMID: n, Licence: licCitation}
 		}
 		out = append(out, src)
 	}
