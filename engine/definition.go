@@ -5,71 +5,71 @@ package engine
 // PharmCAT definition files (definition/<GENE>_translation.json and
 // exemptions.json).
 type GeneDefinition struct {
-	Gene        string `json:"gene"`
-	Chromosome  string `json:"chromosome"` // "chr10"
-	RefSeq      string `json:"refseq"`     // "NC_000010.11"
-	DataVersion string `json:"data_version"`
+	Gene        string
+	Chromosome  string // "chr10"
+	RefSeq      string // "NC_000010.11"
+	DataVersion string
 	// Positions are the defining positions in ascending order.
-	Positions []DefinedPosition `json:"positions"`
+	Positions []DefinedPosition
 	// IgnoredPositions are defined upstream but never used for matching
 	// (exemptions); observations there are ignored.
-	IgnoredPositions []DefinedPosition `json:"ignored_positions,omitempty"`
+	IgnoredPositions []DefinedPosition
 	// Alleles are the named alleles; the first is the reference allele
 	// (the one matching GRCh38 at every position).
-	Alleles []DefinedAllele `json:"alleles"`
+	Alleles []DefinedAllele
 	// RequiredPositions must be called for the gene to be called (NAT2).
-	RequiredPositions []int `json:"required_positions,omitempty"`
+	RequiredPositions []int
 	// ExtraPositions are reported only, never matched (CYP2C9 rs12777823).
-	ExtraPositions []DefinedPosition `json:"extra_positions,omitempty"`
+	ExtraPositions []DefinedPosition
 	// IgnoredAlleles are defined upstream but never called (exemptions).
-	IgnoredAlleles []string `json:"ignored_alleles,omitempty"`
+	IgnoredAlleles []string
 	// UnphasedPriorities pick one diplotype among equally scored unphased
 	// candidates (NAT2).
-	UnphasedPriorities []PriorityRule `json:"unphased_priorities,omitempty"`
+	UnphasedPriorities []PriorityRule
 	// UndocumentedAsReference is true for toxicity genes, where a base no
 	// definition uses is read as reference (with a warning).
-	UndocumentedAsReference bool `json:"undocumented_as_reference,omitempty"`
+	UndocumentedAsReference bool
 	// VariantList is true for genes reported as a list of variants when
 	// unphased data has several heterozygous sites (DPYD, RYR1, CACNA1S).
-	VariantList bool     `json:"variant_list,omitempty"`
-	SourceIDs   []string `json:"source_ids"`
+	VariantList bool
+	SourceIDs   []string
 }
 
 // PriorityRule says: when every diplotype of List is among the top
 // candidates, report Pick.
 type PriorityRule struct {
-	List []string `json:"list"`
-	Pick string   `json:"pick"`
+	List []string
+	Pick string
 }
 
 // DefinedPosition is one defining position of a gene.
 type DefinedPosition struct {
-	Pos  int    `json:"pos"`
-	RsID string `json:"rsid,omitempty"`
-	Ref  string `json:"ref"`
+	Pos  int
+	RsID string
+	Ref  string
 	// Alts are the VCF alternate alleles the definitions use.
-	Alts []string `json:"alts"`
+	Alts []string
 	// HGVS is the genomic name on the RefSeq chromosome ("g.94761900C>T").
-	HGVS string `json:"hgvs,omitempty"`
+	HGVS string
 	// CPICToVCF maps each CPIC allele notation ("TA(8)", "delA") to its VCF
 	// allele ("CATAT").
-	CPICToVCF map[string]string `json:"cpic_to_vcf,omitempty"`
+	CPICToVCF map[string]string
 	// Ignored positions are never used for matching (exemptions).
-	Ignored bool `json:"ignored,omitempty"`
+	Ignored bool
 }
 
 // DefinedAllele is one named allele: its VCF allele at each position it
 // defines. A position it does not list carries the reference allele's
 // base (PharmCAT's blank cell).
 type DefinedAllele struct {
-	Name       string       `json:"name"`
-	Structural bool         `json:"structural,omitempty"`
-	Cells      []AlleleCell `json:"cells"`
+	Name       string
+	Structural bool
+	Cells      []AlleleCell
 }
 
 // AlleleCell is the allele of a named allele at one position: a VCF
 // allele, or an IUPAC code for SNVs meaning "either base".
 type AlleleCell struct {
-	Pos    int    `json:"pos"`
-	Allele string `json:"allele"`
+	Pos    int
+	Allele string
 }

@@ -32,22 +32,22 @@ const (
 // combination product.
 type DrugName struct {
 	// Name is the name as the source writes it.
-	Name string `json:"name"`
-	Kind string `json:"kind"`
+	Name string
+	Kind string
 	// Drugs are the covered drugs the name stands for (knowledge names):
 	// one, or for a combination product every covered ingredient.
-	Drugs []string `json:"drugs"`
+	Drugs []string
 	// Markets are where the sources place the name: US, IN, intl, unknown.
-	Markets []string `json:"markets"`
+	Markets []string
 	// Stem is the product name cut before its strength or dose form
 	// ("Clopilet 150 Tablet" → "Clopilet"), when the source gives one.
-	Stem string `json:"stem,omitempty"`
+	Stem string
 	// Ingredients are a combination's ingredients as the source lists them
 	// (covered or not).
-	Ingredients []string `json:"ingredients,omitempty"`
+	Ingredients []string
 	// Flags are NameFlag* values.
-	Flags     []string `json:"flags,omitempty"`
-	SourceIDs []string `json:"source_ids"`
+	Flags     []string
+	SourceIDs []string
 }
 
 // Code systems of IndicationCode rows.
@@ -61,16 +61,16 @@ const (
 // IndicationCode assigns a diagnosis or procedure code to a guideline
 // population (the CPIC clopidogrel populations).
 type IndicationCode struct {
-	Population string `json:"population"`
-	System     string `json:"system"`
-	Code       string `json:"code"`
-	Display    string `json:"display"`
+	Population string
+	System     string
+	Code       string
+	Display    string
 	// Match is "exact", or "prefix" for a category header that covers every
 	// code starting with it.
-	Match string `json:"match"`
+	Match string
 	// Basis is "named" (CPIC's population text names the condition),
 	// "related" (assigned by the data extraction; needs clinical review) or
 	// "not-named" (atrial fibrillation/flutter, which CPIC does not name).
-	Basis     string   `json:"cpic_basis"`
-	SourceIDs []string `json:"source_ids"`
+	Basis     string
+	SourceIDs []string
 }

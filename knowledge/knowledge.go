@@ -2,8 +2,10 @@
 // pgxsafety: the files under knowledge/data, generated from the shared data
 // pack by knowledge/internal/gen and embedded in the binary.
 //
-// Loading is strict. Each file must hold exactly one JSON value of the
-// engine's knowledge types with no unknown fields; the content is then
+// Loading is strict. Each file must hold exactly one JSON value of this
+// package's row types (rowtypes.go: the file format) with no unknown
+// fields; the rows become the engine's domain values (Rows.Engine) and the
+// classifier's (engine/classify.Knowledge), and the content is then
 // validated across tables (Validate): every row names known sources, ids
 // are unique, references resolve, frequencies lie in [0,1], and the curated
 // counts hold (61 tracked variants, 36 states and union territories). Any

@@ -28,11 +28,9 @@ type Rows struct {
 	Communities     []Community
 	Herbs           []HerbInteraction
 	Warfarin        *FlowChart
-	// Definitions, DrugNames and Indications are still the engine's types,
-	// which carry their file format (engine/definition.go, engine/names.go).
-	Definitions []engine.GeneDefinition
-	DrugNames   []engine.DrugName
-	Indications []engine.IndicationCode
+	Definitions     []GeneDefinition
+	DrugNames       []DrugName
+	Indications     []IndicationCode
 }
 
 // Engine builds the engine's domain values from the rows, one value per
@@ -52,9 +50,9 @@ func (r *Rows) Engine() *engine.Knowledge {
 		States:          convert(r.States, State.engine),
 		Communities:     convert(r.Communities, func(x Community) engine.Community { return engine.Community(x) }),
 		Herbs:           convert(r.Herbs, func(x HerbInteraction) engine.HerbInteraction { return engine.HerbInteraction(x) }),
-		Definitions:     r.Definitions,
-		DrugNames:       r.DrugNames,
-		Indications:     r.Indications,
+		Definitions:     convert(r.Definitions, GeneDefinition.engine),
+		DrugNames:       convert(r.DrugNames, func(x DrugName) engine.DrugName { return engine.DrugName(x) }),
+		Indications:     convert(r.Indications, func(x IndicationCode) engine.IndicationCode { return engine.IndicationCode(x) }),
 	}
 	if r.Warfarin != nil {
 		w := r.Warfarin.engine()
@@ -115,5 +113,29 @@ func (f FlowChart) engine() engine.FlowChart {
 		Drug: f.Drug, Genes: f.Genes, Note: f.Note,
 		Nodes: convert(f.Nodes, func(n FlowChartNode) engine.FlowChartNode { return engine.FlowChartNode(n) }),
 		URL:   f.URL, SourceIDs: f.SourceIDs,
+	}
+}
+
+func (g GeneDefinition) engine() engine.GeneDefinition {
+	pos := func(p DefinedPosition) engine.DefinedPosition { return engine.DefinedPosition(p) }
+	return engine.GeneDefinition{
+		Gene: g.Gene, Chromosome: g.Chromosome, RefSeq: g.RefSeq, DataVersion: g.DataVersion,
+		Positions:               convert(g.Positions, pos),
+		IgnoredPositions:        convert(g.IgnoredPositions, pos),
+		Alleles:                 convert(g.Alleles, DefinedAllele.engine),
+		RequiredPositions:       g.RequiredPositions,
+		ExtraPositions:          convert(g.ExtraPositions, pos),
+		IgnoredAlleles:          g.IgnoredAlleles,
+		UnphasedPriorities:      convert(g.UnphasedPriorities, func(r PriorityRule) engine.PriorityRule { return engine.PriorityRule(r) }),
+		UndocumentedAsReference: g.UndocumentedAsReference,
+		VariantList:             g.VariantList,
+		SourceIDs:               g.SourceIDs,
+	}
+}
+
+func (a DefinedAllele) engine() engine.DefinedAllele {
+	return engine.DefinedAllele{
+		Name: a.Name, Structural: a.Structural,
+		Cells: convert(a.Cells, func(c AlleleCell) engine.AlleleCell { return engine.AlleleCell(c) }),
 	}
 }

@@ -32,6 +32,9 @@ func TestRowTypesMatchEngine(t *testing.T) {
 		{HLAAllele{}, engine.HLAAllele{}}, {State{}, engine.State{}}, {StateRisk{}, engine.StateRisk{}},
 		{Community{}, engine.Community{}}, {HerbInteraction{}, engine.HerbInteraction{}},
 		{FlowChart{}, engine.FlowChart{}}, {FlowChartNode{}, engine.FlowChartNode{}}, {Version{}, engine.Version{}},
+		{GeneDefinition{}, engine.GeneDefinition{}}, {PriorityRule{}, engine.PriorityRule{}},
+		{DefinedPosition{}, engine.DefinedPosition{}}, {DefinedAllele{}, engine.DefinedAllele{}},
+		{AlleleCell{}, engine.AlleleCell{}}, {DrugName{}, engine.DrugName{}}, {IndicationCode{}, engine.IndicationCode{}},
 	}
 	for _, p := range pairs {
 		rt, et := reflect.TypeOf(p.row), reflect.TypeOf(p.eng)

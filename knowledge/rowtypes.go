@@ -51,7 +51,8 @@ type DrugPair struct {
 // Gene is a pharmacogene with its alleles and CPIC phenotype rules.
 type Gene struct {
 	Symbol string `json:"symbol"`
-	// Method is MethodActivityScore, MethodFunctionPair or MethodAlleleStatus.
+	// Method is engine.MethodActivityScore, MethodFunctionPair or
+	// MethodAlleleStatus.
 	Method string `json:"method"`
 	// DefaultAllele is the allele assumed where no variant is found (*1,
 	// "Reference", "B (reference)"); ReferenceAllele is the allele that
@@ -243,4 +244,118 @@ type FlowChartNode struct {
 	ID       string `json:"id"`
 	Text     string `json:"text"`
 	Strength string `json:"strength,omitempty"`
+}
+
+// GeneDefinition is PharmCAT's allele definition of one gene in VCF space
+// (GRCh38), with the gene's matcher exemptions. It is generated from the
+// PharmCAT definition files (definition/<GENE>_translation.json and
+// exemptions.json).
+type GeneDefinition struct {
+	Gene        string `json:"gene"`
+	Chromosome  string `json:"chromosome"` // "chr10"
+	RefSeq      string `json:"refseq"`     // "NC_000010.11"
+	DataVersion string `json:"data_version"`
+	// Positions are the defining positions in ascending order.
+	Positions []DefinedPosition `json:"positions"`
+	// IgnoredPositions are defined upstream but never used for matching
+	// (exemptions); observations there are ignored.
+	IgnoredPositions []DefinedPosition `json:"ignored_positions,omitempty"`
+	// Alleles are the named alleles; the first is the reference allele
+	// (the one matching GRCh38 at every position).
+	Alleles []DefinedAllele `json:"alleles"`
+	// RequiredPositions must be called for the gene to be called (NAT2).
+	RequiredPositions []int `json:"required_positions,omitempty"`
+	// ExtraPositions are reported only, never matched (CYP2C9 rs12777823).
+	ExtraPositions []DefinedPosition `json:"extra_positions,omitempty"`
+	// IgnoredAlleles are defined upstream but never called (exemptions).
+	IgnoredAlleles []string `json:"ignored_alleles,omitempty"`
+	// UnphasedPriorities pick one diplotype among equally scored unphased
+	// candidates (NAT2).
+	UnphasedPriorities []PriorityRule `json:"unphased_priorities,omitempty"`
+	// UndocumentedAsReference is true for toxicity genes, where a base no
+	// definition uses is read as reference (with a warning).
+	UndocumentedAsReference bool `json:"undocumented_as_reference,omitempty"`
+	// VariantList is true for genes reported as a list of variants when
+	// unphased data has several heterozygous sites (DPYD, RYR1, CACNA1S).
+	VariantList bool     `json:"variant_list,omitempty"`
+	SourceIDs   []string `json:"source_ids"`
+}
+
+// PriorityRule says: when every diplotype of List is among the top
+// candidates, report Pick.
+type PriorityRule struct {
+	List []string `json:"list"`
+	Pick string   `json:"pick"`
+}
+
+// DefinedPosition is one defining position of a gene.
+type DefinedPosition struct {
+	Pos  int    `json:"pos"`
+	RsID string `json:"rsid,omitempty"`
+	Ref  string `json:"ref"`
+	// Alts are the VCF alternate alleles the definitions use.
+	Alts []string `json:"alts"`
+	// HGVS is the genomic name on the RefSeq chromosome ("g.94761900C>T").
+	HGVS string `json:"hgvs,omitempty"`
+	// CPICToVCF maps each CPIC allele notation ("TA(8)", "delA") to its VCF
+	// allele ("CATAT").
+	CPICToVCF map[string]string `json:"cpic_to_vcf,omitempty"`
+	// Ignored positions are never used for matching (exemptions).
+	Ignored bool `json:"ignored,omitempty"`
+}
+
+// DefinedAllele is one named allele: its VCF allele at each position it
+// defines. A position it does not list carries the reference allele's
+// base (PharmCAT's blank cell).
+type DefinedAllele struct {
+	Name       string       `json:"name"`
+	Structural bool         `json:"structural,omitempty"`
+	Cells      []AlleleCell `json:"cells"`
+}
+
+// AlleleCell is the allele of a named allele at one position: a VCF
+// allele, or an IUPAC code for SNVs meaning "either base".
+type AlleleCell struct {
+	Pos    int    `json:"pos"`
+	Allele string `json:"allele"`
+}
+
+// DrugName is one name under which a covered drug is prescribed or sold:
+// a brand, a salt form, a generic synonym, an abbreviation, or a
+// combination product.
+type DrugName struct {
+	// Name is the name as the source writes it.
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Drugs are the covered drugs the name stands for (knowledge names):
+	// one, or for a combination product every covered ingredient.
+	Drugs []string `json:"drugs"`
+	// Markets are where the sources place the name: US, IN, intl, unknown.
+	Markets []string `json:"markets"`
+	// Stem is the product name cut before its strength or dose form
+	// ("Clopilet 150 Tablet" → "Clopilet"), when the source gives one.
+	Stem string `json:"stem,omitempty"`
+	// Ingredients are a combination's ingredients as the source lists them
+	// (covered or not).
+	Ingredients []string `json:"ingredients,omitempty"`
+	// Flags are engine.NameFlag* values.
+	Flags     []string `json:"flags,omitempty"`
+	SourceIDs []string `json:"source_ids"`
+}
+
+// IndicationCode assigns a diagnosis or procedure code to a guideline
+// population (the CPIC clopidogrel populations).
+type IndicationCode struct {
+	Population string `json:"population"`
+	System     string `json:"system"`
+	Code       string `json:"code"`
+	Display    string `json:"display"`
+	// Match is "exact", or "prefix" for a category header that covers every
+	// code starting with it.
+	Match string `json:"match"`
+	// Basis is "named" (CPIC's population text names the condition),
+	// "related" (assigned by the data extraction; needs clinical review) or
+	// "not-named" (atrial fibrillation/flutter, which CPIC does not name).
+	Basis     string   `json:"cpic_basis"`
+	SourceIDs []string `json:"source_ids"`
 }

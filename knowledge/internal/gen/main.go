@@ -81,7 +81,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
@@ -346,13 +345,13 @@ func encodeJSON(v any) ([]byte, error) {
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []knowledge.Community:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.GeneDefinition:
+	case []knowledge.GeneDefinition:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	case []knowledge.HerbInteraction:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.DrugName:
+	case []knowledge.DrugName:
 		err = writeElems(len(s), func(i int) any { return s[i] })
-	case []engine.IndicationCode:
+	case []knowledge.IndicationCode:
 		err = writeElems(len(s), func(i int) any { return s[i] })
 	default:
 		var b []byte

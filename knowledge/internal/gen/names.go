@@ -123,7 +123,7 @@ func (b *builder) buildDrugNames(dir string) error {
 		return err
 	}
 	type key struct{ name, kind string }
-	rows := map[key]*engine.DrugName{}
+	rows := map[key]*knowledge.DrugName{}
 	var order []key
 	for _, r := range t.rows {
 		drug, name, kind, market := r.s("drug"), r.s("name"), r.s("kind"), r.s("market")
@@ -164,7 +164,7 @@ func (b *builder) buildDrugNames(dir string) error {
 		k := key{strings.ToLower(strings.Join(strings.Fields(name), " ")), kind}
 		dn := rows[k]
 		if dn == nil {
-			dn = &engine.DrugName{Name: strings.Join(strings.Fields(name), " "), Kind: kind}
+			dn = &knowledge.DrugName{Name: strings.Join(strings.Fields(name), " "), Kind: kind}
 			rows[k] = dn
 			order = append(order, k)
 		}
@@ -216,7 +216,7 @@ func (b *builder) buildIndications(dir string) error {
 	})
 	seen := map[string]bool{}
 	for _, r := range t.rows {
-		ic := engine.IndicationCode{
+		ic := knowledge.IndicationCode{
 			Population: r.s("population"), System: r.s("system"), Code: r.s("code"),
 			Display: r.s("display"), Match: r.s("match"), Basis: r.s("cpic_basis"),
 		}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
@@ -98,7 +97,7 @@ func (b *builder) buildDefinitions() error {
 		} else if b.pcatVersion != pd.Version {
 			return fmt.Errorf("%s: data version %s differs from %s", f, pd.Version, b.pcatVersion)
 		}
-		gd := engine.GeneDefinition{
+		gd := knowledge.GeneDefinition{
 			Gene: pd.Gene, Chromosome: pd.Chromosome, RefSeq: pd.RefSeq, DataVersion: pd.Version,
 			UndocumentedAsReference: toxicityGenes[pd.Gene], VariantList: variantListGenes[pd.Gene],
 			SourceIDs: []string{b.src.fixed("pcat-alleles")},
@@ -124,7 +123,7 @@ func (b *builder) buildDefinitions() error {
 				gd.ExtraPositions = append(gd.ExtraPositions, definedPosition(p))
 			}
 			for _, r := range e.UnphasedPriorities {
-				gd.UnphasedPriorities = append(gd.UnphasedPriorities, engine.PriorityRule{List: r.List, Pick: r.Pick})
+				gd.UnphasedPriorities = append(gd.UnphasedPriorities, knowledge.PriorityRule{List: r.List, Pick: r.Pick})
 			}
 			if len(e.RequiredPositions)+len(e.IgnoredPositions)+len(e.ExtraPositions)+len(e.IgnoredAlleles)+len(e.UnphasedPriorities) > 0 {
 				gd.SourceIDs = append(gd.SourceIDs, b.src.fixed("pcat-exemptions"))
@@ -158,12 +157,12 @@ func (b *builder) buildDefinitions() error {
 			if len(na.Alleles) != len(pd.Variants) {
 				return fmt.Errorf("%s: allele %s has %d cells for %d positions", f, na.Name, len(na.Alleles), len(pd.Variants))
 			}
-			da := engine.DefinedAllele{Name: na.Name, Structural: na.Structural, Cells: []engine.AlleleCell{}}
+			da := knowledge.DefinedAllele{Name: na.Name, Structural: na.Structural, Cells: []knowledge.AlleleCell{}}
 			for i, c := range na.Alleles {
 				if c == nil || sameVariant(pd.Variants[i], e.IgnoredPositions) {
 					continue
 				}
-				da.Cells = append(da.Cells, engine.AlleleCell{Pos: pd.Variants[i].Position, Allele: *c})
+				da.Cells = append(da.Cells, knowledge.AlleleCell{Pos: pd.Variants[i].Position, Allele: *c})
 			}
 			gd.Alleles = append(gd.Alleles, da)
 		}
@@ -184,8 +183,8 @@ func sameVariant(v pcatVariant, list []pcatVariant) bool {
 	return false
 }
 
-func definedPosition(v pcatVariant) engine.DefinedPosition {
-	p := engine.DefinedPosition{Pos: v.Position, Ref: v.Ref, Alts: v.Alts, HGVS: v.HGVS}
+func definedPosition(v pcatVariant) knowledge.DefinedPosition {
+	p := knowledge.DefinedPosition{Pos: v.Position, Ref: v.Ref, Alts: v.Alts, HGVS: v.HGVS}
 	if v.RsID != nil {
 		p.RsID = *v.RsID
 	}
