@@ -59,7 +59,9 @@ func benchLoopback(b *testing.B, mode string, benchClients int) {
 	b.Setenv("PGXSAFETY_RATE_LIMIT_PER_MINUTE", "100000000")
 	dataDir := b.TempDir()
 	if mode == "postgres" {
-		b.Setenv("PGXSAFETY_DATABASE_URL", pgSchemaURL(b))
+		// As deployed: the service role, migrated by the owner.
+		b.Setenv("PGXSAFETY_DATABASE_URL", pgServiceURL(b, pgSchemaURL(b)))
+		b.Setenv("PGXSAFETY_DATABASE_MIGRATE", "false")
 	}
 	var (
 		batchMu  sync.Mutex

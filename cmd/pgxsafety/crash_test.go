@@ -143,8 +143,18 @@ func TestCrashLosesNoAcknowledgedAnswer(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	backends := map[string]func(t *testing.T) []string{
-		"sqlite":   func(t *testing.T) []string { return nil },
-		"postgres": func(t *testing.T) []string { return []string{"PGXSAFETY_DATABASE_URL=" + pgSchemaURL(t)} },
+		"sqlite": func(t *testing.T) []string { return nil },
+		// As docs/operations.md says: "pgxsafety migrate" as the owner, the
+		// grants, then serve as the service role without migrating.
+		"postgres": func(t *testing.T) []string {
+			owner := pgSchemaURL(t)
+			migrate := exec.Command(bin, "migrate")
+			migrate.Env = childEnv("PGXSAFETY_DATABASE_URL=" + owner)
+			if out, err := migrate.CombinedOutput(); err != nil {
+				t.Fatalf("migrate as the owner: %v\n%s", err, out)
+			}
+			return []string{"PGXSAFETY_DATABASE_URL=" + pgGrantService(t, owner), "PGXSAFETY_DATABASE_MIGRATE=false"}
+		},
 	}
 	for name, setup := range backends {
 		t.Run(name, func(t *testing.T) {
@@ -241,7 +251,9 @@ func TestCrashLosesNoAcknowledgedAnswer(t *testing.T) {
 
 			dbURL := ""
 			for _, kv := range extra {
-				dbURL, _ = strings.CutPrefix(kv, "PGXSAFETY_DATABASE_URL=")
+				if u, ok := strings.CutPrefix(kv, "PGXSAFETY_DATABASE_URL="); ok {
+					dbURL = u
+				}
 			}
 			store, err := sqlstore.OpenWith(context.Background(), dbURL, dataDir, sqlstore.Options{NoMigrate: true, MustExist: true})
 			if err != nil {

@@ -387,8 +387,11 @@ func TestCheckFailsClosedAndRecovers(t *testing.T) {
 			return dir, func() func() { return lockSQLite(t, filepath.Join(dir, sqlstore.DBFileName)) }
 		},
 		"postgres": func(t *testing.T) (string, func() func()) {
+			// serve as the service role after migrating as the owner;
+			// the owner takes the lock.
 			u := pgSchemaURL(t)
-			t.Setenv("PGXSAFETY_DATABASE_URL", u)
+			t.Setenv("PGXSAFETY_DATABASE_URL", pgServiceURL(t, u))
+			t.Setenv("PGXSAFETY_DATABASE_MIGRATE", "false")
 			return t.TempDir(), func() func() { return lockPostgres(t, u) }
 		},
 	}

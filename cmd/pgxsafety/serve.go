@@ -316,7 +316,10 @@ func newLimiter(cfg serveConfig, rdb *redis.Client, s *server, log *zap.Logger, 
 }
 
 // runRetention purges expired audit entries every interval (the first
-// time after firstDelay) until ctx ends.
+// time after firstDelay) until ctx ends. When the store's database role
+// may not delete rows (the least-privilege PostgreSQL service role of
+// docs/operations.md), it logs that once at info level and stops: the
+// owner runs "pgxsafety audit purge" instead.
 func runRetention(ctx context.Context, store *sqlstore.Store, retention time.Duration, firstDelay, interval time.Duration,
 	now func() time.Time, log *zap.Logger, m *httpx.Metrics) {
 	timer := time.NewTimer(firstDelay)
@@ -326,6 +329,11 @@ func runRetention(ctx context.Context, store *sqlstore.Store, retention time.Dur
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		}
+		if ok, err := store.CanPurge(ctx); err == nil && !ok {
+			log.Info("audit retention purge not run by this process: its database role may not delete audit entries; " +
+				"run \"pgxsafety audit purge\" daily as the database owner (docs/operations.md)")
+			return
 		}
 		res, err := store.Purge(ctx, now().Add(-retention))
 		switch {

@@ -23,11 +23,14 @@ func TestFeedbackConformanceSQLite(t *testing.T) {
 }
 
 // TestFeedbackConformancePostgres runs in a schema of its own (dropped
-// after the test), so it leaves nothing in the database's public schema.
+// after the test), so it leaves nothing in the database's public schema;
+// the store connects as the least-privilege service role when
+// PGXSAFETY_TEST_DATABASE_APP_USER is set.
 func TestFeedbackConformancePostgres(t *testing.T) {
 	base := postgresURL(t)
 	audittest.RunFeedback(t, feedbackHarness(func(t *testing.T) *Store {
-		s, err := OpenWith(context.Background(), pgSchema(t, base), "", testOptions)
+		u, opts := serviceURL(t, pgSchema(t, base), testOptions)
+		s, err := OpenWith(context.Background(), u, "", opts)
 		if err != nil {
 			t.Fatalf("open PostgreSQL store: %v", err)
 		}

@@ -203,7 +203,7 @@ const appUserEnv = "PGXSAFETY_TEST_DATABASE_APP_USER"
 // appGrants are the privileges of the service role, exactly as
 // docs/operations.md documents them: INSERT and SELECT, nothing else.
 const appGrants = `GRANT USAGE ON SCHEMA %[1]s TO %[2]s;
-GRANT SELECT, INSERT ON %[1]s.audit_log, %[1]s.audit_checkpoint, %[1]s.audit_purged_leaf TO %[2]s;
+GRANT SELECT, INSERT ON %[1]s.audit_log, %[1]s.audit_checkpoint, %[1]s.audit_purged_leaf, %[1]s.cds_feedback TO %[2]s;
 GRANT SELECT ON %[1]s.schema_migrations TO %[2]s`
 
 // serviceURL migrates the schema of ownerURL as its owner and, when
@@ -936,6 +936,17 @@ func TestPostgresServiceRoleIsLeastPrivilege(t *testing.T) {
 	}
 	if _, err := s.Purge(context.Background(), time.Now().AddDate(-2, 0, 0)); err != nil {
 		t.Errorf("a purge with nothing expired needs no DELETE: %v", err)
+	}
+	if ok, err := s.CanPurge(context.Background()); err != nil || ok {
+		t.Errorf("CanPurge as the service role = %v, %v; want false (no DELETE)", ok, err)
+	}
+	owner, err := OpenWith(context.Background(), ownerURL, "", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if ok, err := owner.CanPurge(context.Background()); err != nil || !ok {
+		t.Errorf("CanPurge as the owner = %v, %v; want true", ok, err)
 	}
 }
 
