@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -200,11 +199,35 @@ func pgSchema(t *testing.T, base string) string {
 // as the user of PGXSAFETY_TEST_DATABASE_URL.
 const appUserEnv = "PGXSAFETY_TEST_DATABASE_APP_USER"
 
-// appGrants are the privileges of the service role, exactly as
-// docs/operations.md documents them: INSERT and SELECT, nothing else.
-const appGrants = `GRANT USAGE ON SCHEMA %[1]s TO %[2]s;
-GRANT SELECT, INSERT ON %[1]s.audit_log, %[1]s.audit_checkpoint, %[1]s.audit_purged_leaf, %[1]s.cds_feedback TO %[2]s;
-GRANT SELECT ON %[1]s.schema_migrations TO %[2]s`
+// documentedGrants returns the GRANT statements of the "PostgreSQL roles"
+// section of docs/operations.md with schema in place of audit and role in
+// place of pgxsafety_app: the service role gets exactly the privileges the
+// docs tell an operator to grant (INSERT and SELECT, nothing else).
+func documentedGrants(t *testing.T, schema, role string) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grants []string
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "### ") {
+			in = strings.HasPrefix(line, "### PostgreSQL roles")
+			continue
+		}
+		if in && strings.HasPrefix(line, "GRANT ") {
+			g := strings.TrimSuffix(line, ";")
+			g = strings.ReplaceAll(g, "SCHEMA audit ", "SCHEMA "+schema+" ")
+			g = strings.ReplaceAll(g, "audit.", schema+".")
+			grants = append(grants, strings.ReplaceAll(g, "pgxsafety_app", role))
+		}
+	}
+	if len(grants) == 0 {
+		t.Fatal(`docs/operations.md: no GRANT statements under "### PostgreSQL roles"`)
+	}
+	return grants
+}
 
 // serviceURL migrates the schema of ownerURL as its owner and, when
 // PGXSAFETY_TEST_DATABASE_APP_USER is set, grants the service role its
@@ -229,8 +252,10 @@ func serviceURL(t *testing.T, ownerURL string, opts Options) (string, Options) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(fmt.Sprintf(appGrants, schema, app)); err != nil {
-		t.Fatalf("grant the service role: %v", err)
+	for _, g := range documentedGrants(t, schema, app) {
+		if _, err := db.Exec(g); err != nil {
+			t.Fatalf("grant the service role: %s: %v", g, err)
+		}
 	}
 	pu.User = url.User(app)
 	opts.NoMigrate = true
