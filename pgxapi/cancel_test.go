@@ -33,7 +33,7 @@ func (a stallingAppender) Append(ctx context.Context, _ audit.Entry) (audit.Entr
 // counted under status 499, never as an error or a 503 audit-unavailable.
 func TestClientCancellationIsNotAnAuditFailure(t *testing.T) {
 	app := stallingAppender{entered: make(chan struct{}, 1)}
-	svc := service.New(kb, httpx.AuditIDs(app), fixedClock)
+	svc := service.New(kb, ck, httpx.AuditIDs(app), fixedClock)
 	router := httpx.NewRouter()
 	pgxapi.New(svc, nil, zap.NewNop(), pgxapi.Config{}).Register(router)
 	core, logs := observer.New(zapcore.DebugLevel)
