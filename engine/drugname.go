@@ -376,6 +376,13 @@ func (k *Knowledge) DrugsByCode(system, code string) []string {
 // (status needs-confirmation), and a name that is not found gets near
 // misses in DidYouMean.
 func (k *Knowledge) ReadDrug(input string) DrugReading {
+	return k.readDrug(input, true)
+}
+
+// readDrug is ReadDrug; suggest false leaves DidYouMean empty (the near
+// miss search is the costliest step, and Drug, which reads knowledge
+// names for alternatives and ingredients, never uses it).
+func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
 	r := DrugReading{Input: input, Drugs: []string{}}
 	s := strings.TrimSpace(input)
 	if s == "" {
@@ -446,7 +453,9 @@ func (k *Knowledge) ReadDrug(input string) DrugReading {
 		return r
 	}
 	r.Status = DrugStatusNotRecognised
-	r.DidYouMean = k.didYouMean(s)
+	if suggest {
+		r.DidYouMean = k.didYouMean(s)
+	}
 	return r
 }
 

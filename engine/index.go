@@ -244,7 +244,7 @@ func (k *Knowledge) Drug(name string) (*Drug, bool) {
 	if d, ok := k.idx.drugs[NormaliseDrugName(name)]; ok {
 		return d, true
 	}
-	r := k.ReadDrug(name)
+	r := k.readDrug(name, false)
 	if r.Status != DrugStatusRecognised || len(r.Drugs) != 1 || len(r.Unrecognised) > 0 {
 		return nil, false
 	}

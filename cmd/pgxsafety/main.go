@@ -87,6 +87,11 @@ Usage:
   pgxsafety knowledge stats [--json]
         Print the size of the embedded knowledge and the rows citing each
         source.
+  pgxsafety bench [--conns 1,8,32,128] [--duration 2s] [--csv-rows 100000] [--vcf FILE]
+        Start the real server on loopback with a temporary data directory
+        and measure it against a bare net/http handler: /pgx/check (SQLite
+        and, with a postgres:// PGXSAFETY_DATABASE_URL, PostgreSQL), CDS
+        order-sign, /pgx/vcf, /pgx/batch_csv (docs/performance.md).
   pgxsafety version
         Print the engine, API, knowledge and Go versions.
   pgxsafety help
@@ -137,6 +142,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCall(ctx, rest, stdout, stderr)
 	case "knowledge":
 		return runKnowledge(rest, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -104,7 +104,10 @@ func (s *Service) append(ctx context.Context, call Call, rec record) (string, er
 	}
 	stored, err := s.log.Append(ctx, e)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", audit.ErrUnavailable, err)
+		// %w twice: a caller that went away (context.Canceled) stays
+		// recognisable, so it is reported as a cancellation rather than
+		// as an audit failure.
+		return "", fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}
 	return stored.ID, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,6 +155,77 @@ type OIDCVerifier struct {
 	refreshMu   sync.Mutex // one fetch at a time
 	lastAttempt time.Time  // guarded by refreshMu
 	background  atomic.Bool
+
+	// verified caches the principals of tokens that verified, keyed by
+	// the SHA-256 of the token (see cachedPrincipal).
+	verifiedMu sync.Mutex
+	verified   map[[sha256.Size]byte]verifiedToken
+}
+
+// Verified-token cache bounds: a token's signature and claims are checked
+// once, and its principal reused until the token expires, reaches its
+// maximum age, verifiedTokenTTL passes or the key set changes, whichever
+// comes first. At most verifiedTokenCap tokens are remembered.
+const (
+	verifiedTokenCap = 4096
+	verifiedTokenTTL = 5 * time.Minute
+)
+
+// verifiedToken is one entry of the verified-token cache.
+type verifiedToken struct {
+	p      audit.Principal
+	until  time.Time // first instant the entry is no longer used
+	keysAt time.Time // fetchedAt of the key set the token verified with
+}
+
+// cachedPrincipal returns the principal of a token verified before with
+// the current key set and still within its validity.
+func (v *OIDCVerifier) cachedPrincipal(sum [sha256.Size]byte, now time.Time) (audit.Principal, bool) {
+	v.mu.RLock()
+	keysAt := v.fetchedAt
+	v.mu.RUnlock()
+	v.verifiedMu.Lock()
+	e, ok := v.verified[sum]
+	v.verifiedMu.Unlock()
+	if !ok || !now.Before(e.until) || !e.keysAt.Equal(keysAt) {
+		return audit.Principal{}, false
+	}
+	if v.cfg.Keys == nil && now.Sub(keysAt) > v.cfg.KeyRefresh {
+		v.refreshInBackground()
+	}
+	return e.p, true
+}
+
+// remember caches a verified token's principal until until.
+func (v *OIDCVerifier) remember(sum [sha256.Size]byte, p audit.Principal, keysAt, now, until time.Time) {
+	until = minTime(until, now.Add(verifiedTokenTTL))
+	v.verifiedMu.Lock()
+	defer v.verifiedMu.Unlock()
+	if v.verified == nil {
+		v.verified = make(map[[sha256.Size]byte]verifiedToken)
+	}
+	if len(v.verified) >= verifiedTokenCap {
+		for k, e := range v.verified {
+			if !now.Before(e.until) {
+				delete(v.verified, k)
+			}
+		}
+		// Still full: drop entries at random (map order) until there is room.
+		for k := range v.verified {
+			if len(v.verified) < verifiedTokenCap {
+				break
+			}
+			delete(v.verified, k)
+		}
+	}
+	v.verified[sum] = verifiedToken{p: p, until: until, keysAt: keysAt}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // NewOIDCVerifier checks cfg and returns a verifier. It does not fetch
@@ -377,6 +449,13 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token string) (audit.Principa
 	if strings.Count(token, ".") != 2 {
 		return audit.Principal{}, invalid("not a compact JWS")
 	}
+	sum := sha256.Sum256([]byte(token))
+	if p, ok := v.cachedPrincipal(sum, v.cfg.Now()); ok {
+		return p, nil
+	}
+	v.mu.RLock()
+	keysAt := v.fetchedAt
+	v.mu.RUnlock()
 	msg, err := jws.Parse([]byte(token), jws.WithCompact())
 	if err != nil {
 		return audit.Principal{}, invalid("malformed JWS")
@@ -429,6 +508,9 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token string) (audit.Principa
 	if email, ok := stringClaim(tok, "email"); ok {
 		p.Email = email
 	}
+	// keysAt was read before the key lookup: if the set was refreshed
+	// meanwhile, the entry is simply never used.
+	v.remember(sum, p, keysAt, now, minTime(tok.Expiration(), tok.IssuedAt().Add(v.cfg.MaxTokenAge)))
 	return p, nil
 }
 

@@ -39,8 +39,15 @@ const (
 	TypeMethodNotAllowed = "urn:pgxsafety:problem:method-not-allowed"
 	TypeAuditUnavailable = "urn:pgxsafety:problem:audit-unavailable"
 	TypeTimeout          = "urn:pgxsafety:problem:timeout"
+	TypeClientClosed     = "urn:pgxsafety:problem:client-closed-request"
 	TypeInternal         = "urn:pgxsafety:problem:internal"
 )
+
+// StatusClientClosedRequest is the status recorded (in the access log and
+// the request metrics) for a request whose client went away before the
+// answer was ready; the client never sees it. 499 is the code common
+// proxies use for this.
+const StatusClientClosedRequest = 499
 
 // Param names one invalid request parameter and why it is invalid.
 type Param struct {
@@ -155,6 +162,17 @@ var errorKinds = []struct {
 		},
 	},
 	{
+		// The client went away (its request context was cancelled) before
+		// the answer was ready: no advice was given, and nobody reads the
+		// response. Checked before the audit row: an append abandoned
+		// because the caller left is not an audit failure.
+		match: func(err error) bool { return errors.Is(err, context.Canceled) },
+		problem: func(err error) *Error {
+			return &Error{Status: StatusClientClosedRequest, Type: TypeClientClosed,
+				Detail: "the client closed the request before the answer was ready; no advice was given", Err: err}
+		},
+	},
+	{
 		match: func(err error) bool { return errors.Is(err, audit.ErrUnavailable) },
 		problem: func(err error) *Error {
 			return &Error{
@@ -199,9 +217,12 @@ func ProblemFor(err error) *Error {
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	he := ProblemFor(err)
 	log := Logger(r.Context())
-	if he.Status >= 500 {
+	switch {
+	case he.Status == StatusClientClosedRequest:
+		log.Info("request cancelled by the client", zap.Int("status", he.Status), zap.String("problem", he.Type))
+	case he.Status >= 500:
 		log.Error("request failed", zap.Int("status", he.Status), zap.String("problem", he.Type), zap.Error(err))
-	} else {
+	default:
 		log.Debug("request rejected", zap.Int("status", he.Status), zap.String("problem", he.Type))
 	}
 	WriteProblem(w, r, he)

@@ -86,23 +86,60 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 
 // duplicateKey reports the first key that appears twice in one JSON
 // object of b, with its path ("patient.sex"). Malformed JSON is left to the
-// decoder, which reports it better.
+// decoder, which reports it better. It scans the bytes once without
+// building tokens (json.Decoder.Token cost about as much as the decode
+// itself); key strings with escapes or non-ASCII bytes are unquoted as
+// encoding/json does, so "\u0061" and "a" are the same key.
 func duplicateKey(b []byte) (string, bool) {
 	type frame struct {
 		object    bool
-		keys      map[string]bool
 		expectKey bool
+		keys      map[string]struct{}
 		path      string
 		lastKey   string
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var stack []*frame
+	var stack []frame
+	i, n := 0, len(b)
+	skipSpace := func() {
+		for i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	// readString reads the string starting at b[i] == '"'.
+	readString := func() (string, bool) {
+		start, escaped := i, false
+		for i++; i < n; i++ {
+			switch b[i] {
+			case '\\':
+				escaped = true
+				i++
+			default:
+				// Non-ASCII: encoding/json replaces invalid UTF-8 with
+				// U+FFFD, so let it unquote the key.
+				if b[i] >= 0x80 {
+					escaped = true
+				}
+				continue
+			case '"':
+				i++
+				raw := b[start:i]
+				if !escaped {
+					return string(raw[1 : len(raw)-1]), true
+				}
+				var s string
+				if json.Unmarshal(raw, &s) != nil {
+					return "", false
+				}
+				return s, true
+			}
+		}
+		return "", false
+	}
 	childPath := func() string {
 		if len(stack) == 0 {
 			return ""
 		}
-		top := stack[len(stack)-1]
+		top := &stack[len(stack)-1]
 		if !top.object {
 			return top.path
 		}
@@ -111,57 +148,103 @@ func duplicateKey(b []byte) (string, bool) {
 		}
 		return top.path + "." + top.lastKey
 	}
+	// afterValue records that a value ended; false when it was the
+	// top-level value.
+	afterValue := func() bool {
+		if len(stack) == 0 {
+			return false
+		}
+		if top := &stack[len(stack)-1]; top.object {
+			top.expectKey = true
+		}
+		return true
+	}
 	for {
-		tok, err := dec.Token()
-		if err != nil {
+		skipSpace()
+		if i >= n {
 			return "", false
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.object && top.expectKey {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
+		c := b[i]
+		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey {
+			switch c {
+			case ',':
+				i++
+				continue
+			case '}':
+				i++
 				stack = stack[:len(stack)-1]
-				if len(stack) > 0 && stack[len(stack)-1].object {
-					stack[len(stack)-1].expectKey = true
-				}
-				if len(stack) == 0 {
+				if !afterValue() {
 					return "", false
 				}
 				continue
+			case '"':
+			default:
+				return "", false
 			}
-			key, _ := tok.(string)
-			if top.keys[key] {
+			key, ok := readString()
+			if !ok {
+				return "", false
+			}
+			top := &stack[len(stack)-1]
+			if _, dup := top.keys[key]; dup {
 				if top.path != "" {
 					key = top.path + "." + key
 				}
 				return key, true
 			}
-			top.keys[key] = true
-			top.lastKey = key
-			top.expectKey = false
+			if top.keys == nil {
+				top.keys = make(map[string]struct{}, 8)
+			}
+			top.keys[key] = struct{}{}
+			top.lastKey, top.expectKey = key, false
+			skipSpace()
+			if i >= n || b[i] != ':' {
+				return "", false
+			}
+			i++
 			continue
 		}
-		switch d, _ := tok.(json.Delim); d {
-		case '{':
-			stack = append(stack, &frame{object: true, keys: map[string]bool{}, expectKey: true, path: childPath()})
-			continue
-		case '[':
-			stack = append(stack, &frame{path: childPath()})
-			continue
-		case ']':
+		switch c {
+		case ',':
+			i++
+		case '{', '[':
+			if len(stack) >= maxJSONDepth {
+				return "", false
+			}
+			stack = append(stack, frame{object: c == '{', expectKey: c == '{', path: childPath()})
+			i++
+		case ']', '}':
+			if len(stack) == 0 {
+				return "", false
+			}
+			i++
 			stack = stack[:len(stack)-1]
-		}
-		// A value (or a closed array) completes a key/value pair.
-		if len(stack) == 0 {
-			return "", false
-		}
-		if t := stack[len(stack)-1]; t.object {
-			t.expectKey = true
+			if !afterValue() {
+				return "", false
+			}
+		case '"':
+			if _, ok := readString(); !ok {
+				return "", false
+			}
+			if !afterValue() {
+				return "", false
+			}
+		default:
+			// A number, true, false or null: up to the next delimiter.
+			for i < n && !strings.ContainsRune(" \t\n\r,]}", rune(b[i])) {
+				i++
+			}
+			if !afterValue() {
+				return "", false
+			}
 		}
 	}
 }
+
+// maxJSONDepth is the nesting the duplicate-key scan follows; deeper
+// bodies are left to encoding/json, which refuses them (its limit is
+// 10000).
+const maxJSONDepth = 10000
 
 func requireJSON(contentType string) error {
 	unsupported := &Error{

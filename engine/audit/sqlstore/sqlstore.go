@@ -20,6 +20,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -191,6 +192,9 @@ type Store struct {
 
 	queue   chan *pending
 	stopped chan struct{} // closed when the writer has drained the queue
+	// inserts are the prepared INSERTs of n entries, by n (at most
+	// MaxBatch of them). Only the writer goroutine uses them.
+	inserts map[int]*sql.Stmt
 
 	// closeMu guards closed and the sends on queue: Close takes it for
 	// writing, so no Append sends on a closed channel.

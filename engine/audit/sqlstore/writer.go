@@ -69,6 +69,7 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 // drains the queue and stops.
 func (s *Store) writer() {
 	defer close(s.stopped)
+	defer s.closeInserts()
 	batch := make([]*pending, 0, s.opts.MaxBatch)
 	for first := range s.queue {
 		batch = append(batch[:0], first)
@@ -208,6 +209,26 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 		out[i] = e
 		args = append(args, insertArgs(e)...)
 	}
+	stmt, err := s.insertStmt(ctx, len(batch))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
+		return nil, fmt.Errorf("insert: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return out, nil
+}
+
+// insertStmt returns the INSERT of n entries, prepared the first time a
+// batch of n is written (compiling it for every commit cost about a fifth
+// of the commit).
+func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st, ok := s.inserts[n]; ok {
+		return st, nil
+	}
 	cols, row := insertColumns, "("+strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ")
 	if s.d.committedAt != "" {
 		cols += ", committed_at"
@@ -215,14 +236,27 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 	}
 	row += ")"
 	query := `INSERT INTO audit_log (` + cols + `) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
-	if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
-		return nil, fmt.Errorf("insert: %w", err)
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	st, err := s.db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil, fmt.Errorf("prepare insert: %w", redactErr(err))
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+	if s.inserts == nil {
+		s.inserts = make(map[int]*sql.Stmt)
 	}
-	return out, nil
+	s.inserts[n] = st
+	return st, nil
+}
+
+// closeInserts closes the prepared INSERTs (the writer is done).
+func (s *Store) closeInserts() {
+	if s.faulted() != nil {
+		return // the connections may be inside a broken mapping
+	}
+	for n, st := range s.inserts {
+		_ = st.Close()
+		delete(s.inserts, n)
+	}
 }
 
 func nilIfEmpty(b []byte) []byte {
