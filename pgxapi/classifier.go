@@ -53,15 +53,14 @@ type ClassifyRequest struct {
 // synthesis, then tier, rules_fired, source_citations, grounding_contract).
 type ClassifyResponse struct {
 	Envelope
-	classify.Result
+	Classification
 }
 
 // DemoResponse is the answer of POST /classifier_v2/demo/{case_name}: the
 // envelope, the case and its classification.
 type DemoResponse struct {
 	Envelope
-	DemoCase classify.DemoCase `json:"demo_case"`
-	classify.Result
+	DemoAnswer
 }
 
 // ClassifierMetadata is the §2.8 metadata document (GET
@@ -134,11 +133,11 @@ func (a *classifierAPI) classify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	call := service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: ClassifyEndpoint, RequestID: httpx.RequestID(ctx)}
-	res, err := a.svc.Classify(ctx, call, classify.Request(in))
+	res, err := service.Classify(ctx, a.svc, call, classify.Request(in), ClassificationOf)
 	if err != nil {
 		return err
 	}
-	out := ClassifyResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), Result: res.Result}
+	out := ClassifyResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), Classification: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
@@ -159,11 +158,11 @@ func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	call := service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: DemoEndpoint, RequestID: httpx.RequestID(ctx)}
-	res, err := a.svc.Demo(ctx, call, d)
+	res, err := service.Demo(ctx, a.svc, call, d, DemoAnswerOf)
 	if err != nil {
 		return err
 	}
-	out := DemoResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), DemoCase: d, Result: res.Result}
+	out := DemoResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), DemoAnswer: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

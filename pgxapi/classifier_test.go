@@ -161,7 +161,7 @@ func TestClassifyEnvelopeAndAudit(t *testing.T) {
 			if e.Endpoint != pgxapi.ClassifyEndpoint || e.RequestID != resp.RequestID || e.Principal.Subject != "anonymous" || !e.Time.Equal(fixedNow) {
 				t.Errorf("audit entry = %+v", e)
 			}
-			resJSON, err := json.Marshal(resp.Result)
+			resJSON, err := json.Marshal(resp.Classification)
 			if err != nil {
 				t.Fatal(err)
 			}

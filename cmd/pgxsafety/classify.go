@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 const classifySynopsis = `classify --gene GENE (--protein-change CHANGE | --variant RSID) [--json]
@@ -66,7 +67,7 @@ func runClassify(args []string, stdout, stderr io.Writer) error {
 		return fieldErrors(err, "invalid input:", flagName)
 	}
 	if *asJSON {
-		return writeIndentedJSON(stdout, res)
+		return writeIndentedJSON(stdout, pgxapi.ClassificationOf(res))
 	}
 	_, err = io.WriteString(stdout, formatClassification(res))
 	return err

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
-	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 func TestClassifyJSON(t *testing.T) {
@@ -20,7 +20,7 @@ func TestClassifyJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, stderr)
 		}
-		var res classify.Result
+		var res pgxapi.Classification
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("%v: output is not a classification: %v\n%s", args, err, out)
 		}

@@ -136,58 +136,58 @@ func DemoRequest(d DemoCase) Request {
 
 // VariantInfo describes the classified substitution.
 type VariantInfo struct {
-	Gene          string `json:"gene"`
-	UniProt       string `json:"uniprot"`
-	ProteinLength int    `json:"protein_length"`
-	Position      int    `json:"position"`
-	Ref           string `json:"ref"`
-	Alt           string `json:"alt"`
-	HGVSp         string `json:"hgvs_p"`
-	Short         string `json:"short"`
+	Gene          string
+	UniProt       string
+	ProteinLength int
+	Position      int
+	Ref           string
+	Alt           string
+	HGVSp         string
+	Short         string
 	// ReferenceVerified is true: the reference residue was checked against
 	// the substrate sequence (a mismatch is an error, never re-based).
-	ReferenceVerified bool `json:"reference_verified"`
+	ReferenceVerified bool
 	// KnownVariants are the variant alleles of the knowledge whose protein
 	// change this substitution is.
-	KnownVariants []KnownVariant `json:"known_variants"`
+	KnownVariants []KnownVariant
 }
 
 // KnownVariant is a variant allele of the protein-change table.
 type KnownVariant struct {
-	RsID        string   `json:"rsid"`
-	Ref         string   `json:"ref"`
-	Alt         string   `json:"alt"`
-	GRCh38      string   `json:"grch38"`
-	HGVSc       string   `json:"hgvs_c,omitempty"`
-	AlleleLabel string   `json:"allele_label"`
-	Alleles     []string `json:"cpic_alleles"`
-	Function    string   `json:"cpic_function,omitempty"`
-	InCohort    bool     `json:"in_cohort"`
+	RsID        string
+	Ref         string
+	Alt         string
+	GRCh38      string
+	HGVSc       string
+	AlleleLabel string
+	Alleles     []string
+	Function    string
+	InCohort    bool
 }
 
 // ESM is the conservation method's section.
 type ESM struct {
-	Method string `json:"method"`
+	Method string
 	Conservation
-	Alignment     AlignmentStatus `json:"alignment"`
-	EntropySource string          `json:"entropy_source"`
-	Formula       string          `json:"formula"`
-	Constants     ESMConstants    `json:"constants"`
-	Notes         []string        `json:"notes,omitempty"`
+	Alignment     AlignmentStatus
+	EntropySource string
+	Formula       string
+	Constants     ESMConstants
+	Notes         []string
 }
 
 // AlignmentStatus says whether a homologous-sequence profile was used and
 // what it was built from.
 type AlignmentStatus struct {
-	Available bool   `json:"available"`
-	Reason    string `json:"reason"`
+	Available bool
+	Reason    string
 	// Source names the sequence database of the profile.
-	Source string `json:"source,omitempty"`
+	Source string
 	// Hits, Sequences and EffectiveSequences describe the protein's
 	// profile (ProteinProfile).
-	Hits               int     `json:"hits,omitempty"`
-	Sequences          int     `json:"sequences,omitempty"`
-	EffectiveSequences float64 `json:"effective_sequences,omitempty"`
+	Hits               int
+	Sequences          int
+	EffectiveSequences float64
 }
 
 // ESMConstants are the constants of the formula.
@@ -211,29 +211,29 @@ const noProfile = "the knowledge has no homolog profile for this protein: the sc
 
 // GraphSection is the graph method's section.
 type GraphSection struct {
-	Rows              []GraphEdge `json:"rows"`
-	Nodes             []GraphNode `json:"nodes"`
-	NodeCount         int         `json:"node_count"`
-	EdgeCount         int         `json:"edge_count"`
-	GroundingContract string      `json:"grounding_contract"`
-	Note              string      `json:"note"`
+	Rows              []GraphEdge
+	Nodes             []GraphNode
+	NodeCount         int
+	EdgeCount         int
+	GroundingContract string
+	Note              string
 }
 
 // Result is the answer to one Request.
 type Result struct {
-	Variant           VariantInfo  `json:"variant"`
-	ESM               ESM          `json:"esm"`
-	Population        Population   `json:"population"`
-	Graph             GraphSection `json:"graph"`
-	Synthesis         Synthesis    `json:"synthesis"`
-	Tier              int          `json:"tier"`
-	TierLabel         string       `json:"tier_label"`
-	RulesFired        []string     `json:"rules_fired"`
-	SourceCitations   []Citation   `json:"source_citations"`
-	GroundingContract string       `json:"grounding_contract"`
-	EngineVersion     string       `json:"engine_version"`
-	KnowledgeVersion  string       `json:"knowledge_version"`
-	Warnings          []string     `json:"warnings"`
+	Variant           VariantInfo
+	ESM               ESM
+	Population        Population
+	Graph             GraphSection
+	Synthesis         Synthesis
+	Tier              int
+	TierLabel         string
+	RulesFired        []string
+	SourceCitations   []Citation
+	GroundingContract string
+	EngineVersion     string
+	KnowledgeVersion  string
+	Warnings          []string
 }
 
 // invalid returns a validation error for one field.
@@ -458,7 +458,7 @@ func nonNil(ss []string) []string {
 // citations returns one citation per supported field of res.
 func (c *Classifier) citations(res Result) []Citation {
 	out := []Citation{}
-	cite := func(field, source, level string, ids []string) {
+	cite := func(target CitationTarget, source, level string, ids []string) {
 		url := c.sourceURL(ids)
 		if url == "" {
 			return
@@ -466,37 +466,37 @@ func (c *Classifier) citations(res Result) []Citation {
 		if source == "" {
 			source = c.sourceText(ids)
 		}
-		out = append(out, Citation{Field: field, Source: source, EvidenceLevel: level, URL: url})
+		out = append(out, Citation{Target: target, Source: source, EvidenceLevel: level, URL: url})
 	}
 	matrix := c.ck.Matrix.SourceIDs
-	cite("esm.blosum62", "", "", matrix)
+	cite(CitationTarget{Kind: CitesMatrix}, "", "", matrix)
 	for _, id := range matrix {
 		if s, ok := c.v.sources[id]; ok && s.PMID != "" {
-			cite("esm.residue_only.ref_entropy_bits", s.Title, "", []string{id})
+			cite(CitationTarget{Kind: CitesResidueEntropy}, s.Title, "", []string{id})
 		}
 	}
 	if res.ESM.Profile && c.ck.Profiles != nil {
-		cite("esm.site_log_odds", "", "", c.ck.Profiles.Provenance.SourceIDs)
+		cite(CitationTarget{Kind: CitesSiteLogOdds}, "", "", c.ck.Profiles.Provenance.SourceIDs)
 	}
 	if p, ok := c.proteins[res.Variant.Gene]; ok {
-		cite("variant.reference_verified", "", "", p.SourceIDs)
+		cite(CitationTarget{Kind: CitesReferenceVerified}, "", "", p.SourceIDs)
 	}
 	for i, kv := range res.Variant.KnownVariants {
 		for _, ch := range c.byGene[res.Variant.Gene] {
 			if ch.RsID == kv.RsID && ch.Ref == kv.Ref && ch.Alt == kv.Alt {
-				cite(fmt.Sprintf("variant.known_variants[%d]", i), "", "", ch.SourceIDs)
+				cite(CitationTarget{Kind: CitesKnownVariant, Index: i}, "", "", ch.SourceIDs)
 			}
 		}
 	}
 	for i, r := range res.Population.Records {
 		if r.AFIndia != nil {
-			cite(fmt.Sprintf("population.records[%d].af_india", i), r.AFIndiaBasis+": "+c.sourceText(r.AFIndiaSourceIDs), "", r.AFIndiaSourceIDs)
+			cite(CitationTarget{Kind: CitesFrequencyIndia, Index: i}, r.AFIndiaBasis+": "+c.sourceText(r.AFIndiaSourceIDs), "", r.AFIndiaSourceIDs)
 		}
 		if r.AFGlobal != nil {
-			cite(fmt.Sprintf("population.records[%d].af_global", i), r.AFGlobalBasis+": "+c.sourceText(r.AFGlobalSourceIDs), "", r.AFGlobalSourceIDs)
+			cite(CitationTarget{Kind: CitesFrequencyGlobal, Index: i}, r.AFGlobalBasis+": "+c.sourceText(r.AFGlobalSourceIDs), "", r.AFGlobalSourceIDs)
 		}
 		if r.ClinVarSignificance != "" {
-			cite(fmt.Sprintf("population.records[%d].clinvar_significance", i), "", "", r.ClinVarSourceIDs)
+			cite(CitationTarget{Kind: CitesClinVar, Index: i}, "", "", r.ClinVarSourceIDs)
 		}
 	}
 	for i, e := range res.Graph.Rows {
@@ -504,7 +504,7 @@ func (c *Classifier) citations(res Result) []Citation {
 		if e.Layer == LayerGuideline {
 			level = guidelineEvidence(e.Attributes["evidence_level"])
 		}
-		cite(fmt.Sprintf("graph.rows[%d]", i), "", level, e.SourceIDs)
+		cite(CitationTarget{Kind: CitesGraphRow, Index: i}, "", level, e.SourceIDs)
 	}
 	return out
 }

@@ -430,7 +430,7 @@ func TestGrounding(t *testing.T) {
 			}
 		}
 		for i, cit := range res.SourceCitations {
-			if cit.Field == "" || cit.Source == "" || cit.URL == "" {
+			if cit.Target.Kind == 0 || cit.Source == "" || cit.URL == "" {
 				t.Errorf("%+v: citation %d incomplete: %+v", req, i, cit)
 			}
 		}

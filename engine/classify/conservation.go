@@ -16,29 +16,29 @@ const (
 // same residue gets the same score. It is kept for comparison with the
 // position-aware Conservation (Validate reports both).
 type ResidueConservation struct {
-	Ref string `json:"ref"`
-	Alt string `json:"alt"`
+	Ref string
+	Alt string
 	// BLOSUM62 is the matrix score of ref → alt.
-	BLOSUM62 int `json:"blosum62"`
+	BLOSUM62 int
 	// SubstitutionTerm is (max − s)/(max − min) over the off-diagonal
 	// scores of the 20 standard residues: 1 for the least likely
 	// substitution, 0 for the most likely.
-	SubstitutionTerm float64 `json:"substitution_term"`
+	SubstitutionTerm float64
 	// RefEntropyBits is the Shannon entropy (bits) of the reference
 	// residue's BLOSUM62 substitution distribution.
-	RefEntropyBits float64 `json:"ref_entropy_bits"`
+	RefEntropyBits float64
 	// EntropyTerm is (H_max − H_ref)/(H_max − H_min): 1 for the residue
 	// whose substitutions are most constrained, 0 for the least.
-	EntropyTerm float64 `json:"entropy_term"`
+	EntropyTerm float64
 	// Score is 0.5·SubstitutionTerm + 0.5·EntropyTerm, in [0,1], higher =
 	// more likely damaging (the conservation_score before profiles).
-	Score float64 `json:"score"`
+	Score float64
 	// Damaging: the score is below zero, i.e. the substitution is seen less
 	// often than chance in the alignments the matrix was built from.
-	Damaging bool `json:"damaging"`
+	Damaging bool
 	// Conserved: the reference residue's entropy is below the
 	// background-weighted mean entropy of the 20 residues.
-	Conserved bool `json:"conserved"`
+	Conserved bool
 }
 
 // ResidueConservation scores the substitution ref → alt from the two

@@ -24,39 +24,39 @@ const (
 
 // PopulationRecord is what the knowledge holds on one variant allele.
 type PopulationRecord struct {
-	RsID string `json:"rsid"`
-	Ref  string `json:"ref"`
-	Alt  string `json:"alt"`
+	RsID string
+	Ref  string
+	Alt  string
 	// AFIndia is the Indian (or South-Asian) figure; AFIndiaKind says
 	// whether it is an allele or a carrier frequency.
-	AFIndia           *float64 `json:"af_india,omitempty"`
-	AFIndiaBasis      string   `json:"af_india_basis,omitempty"`
-	AFIndiaKind       string   `json:"af_india_kind,omitempty"`
-	AFIndiaSourceIDs  []string `json:"af_india_source_ids,omitempty"`
-	AFGlobal          *float64 `json:"af_global,omitempty"`
-	AFGlobalBasis     string   `json:"af_global_basis,omitempty"`
-	AFGlobalSourceIDs []string `json:"af_global_source_ids,omitempty"`
+	AFIndia           *float64
+	AFIndiaBasis      string
+	AFIndiaKind       string
+	AFIndiaSourceIDs  []string
+	AFGlobal          *float64
+	AFGlobalBasis     string
+	AFGlobalSourceIDs []string
 	// ClinVarSignificance is the ClinVar clinical significance the
 	// knowledge holds for this allele; ClinVarRelease the release date.
-	ClinVarSignificance string   `json:"clinvar_significance,omitempty"`
-	ClinVarRelease      string   `json:"clinvar_release,omitempty"`
-	ClinVarSourceIDs    []string `json:"clinvar_source_ids,omitempty"`
-	Rarity              string   `json:"rarity"`
-	Notes               []string `json:"notes,omitempty"`
+	ClinVarSignificance string
+	ClinVarRelease      string
+	ClinVarSourceIDs    []string
+	Rarity              string
+	Notes               []string
 }
 
 // Population is the population method's section.
 type Population struct {
-	Records []PopulationRecord `json:"records"`
+	Records []PopulationRecord
 	// Rarity is the class of the substitution: "rare" when every known
 	// allele frequency is below RareBelow (carrier frequencies count, as
 	// upper bounds of the allele frequency); "common" when a known allele
 	// frequency is at least CommonAtLeast; "low-frequency" between;
 	// "unknown" with no figure.
-	Rarity        string  `json:"rarity"`
-	RareBelow     float64 `json:"rare_below"`
-	CommonAtLeast float64 `json:"common_at_least"`
-	Note          string  `json:"note,omitempty"`
+	Rarity        string
+	RareBelow     float64
+	CommonAtLeast float64
+	Note          string
 }
 
 // clinvarSourceID is the knowledge source of the ClinVar significances.

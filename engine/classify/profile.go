@@ -153,50 +153,50 @@ func priorColumn(md *Model, ref byte) column {
 // position: the column's profile, with the BLOSUM62 prior where the column
 // is thin.
 type Conservation struct {
-	Ref      string `json:"ref"`
-	Alt      string `json:"alt"`
-	Position int    `json:"position"`
+	Ref      string
+	Alt      string
+	Position int
 	// BLOSUM62 is the matrix score of ref → alt.
-	BLOSUM62 int `json:"blosum62"`
+	BLOSUM62 int
 	// Profile is true when the protein has a profile; false means the
 	// score is the BLOSUM62 prior alone.
-	Profile bool `json:"profile"`
+	Profile bool
 	// ColumnAligned is false when the position lies in an insert state of
 	// the profile HMM (only the query's residue is there).
-	ColumnAligned bool `json:"column_aligned"`
+	ColumnAligned bool
 	// ColumnNeff is the effective number of sequences with a residue at
 	// the position.
-	ColumnNeff float64 `json:"column_neff"`
+	ColumnNeff float64
 	// PriorWeight is the share of the BLOSUM62 prior in the column
 	// distribution: β/(Neff − 1 + β).
-	PriorWeight float64 `json:"prior_weight"`
+	PriorWeight float64
 	// PRef and PAlt are the column probabilities of the two residues.
-	PRef float64 `json:"p_ref"`
-	PAlt float64 `json:"p_alt"`
+	PRef float64
+	PAlt float64
 	// LogOdds is the site-independent log-odds ln(p_alt/p_ref) (nats):
 	// below 0 the alternate residue is rarer than the reference at this
 	// position among homologs.
-	LogOdds float64 `json:"site_log_odds"`
+	LogOdds float64
 	// ColumnEntropyBits is the Shannon entropy of the column distribution;
 	// ColumnConservation is 1 − H/log2 20 (1: one residue only).
-	ColumnEntropyBits  float64 `json:"column_entropy_bits"`
-	ColumnConservation float64 `json:"column_conservation"`
+	ColumnEntropyBits  float64
+	ColumnConservation float64
 	// Score is conservation_score = 1/(1 + exp(LogOdds)) = p_ref/(p_ref +
 	// p_alt), in (0,1), higher = more likely damaging.
-	Score float64 `json:"conservation_score"`
+	Score float64
 	// Damaging: LogOdds ≤ DamagingLogOdds.
-	Damaging bool `json:"damaging"`
+	Damaging bool
 	// Conserved: ColumnConservation ≥ ConservedColumn.
-	Conserved bool `json:"conserved"`
+	Conserved bool
 	// Confidence is "low" when the BLOSUM62 prior outweighs the homologs
 	// at this position (Neff < LowConfidenceNeff, an unaligned position,
 	// or no profile), else "adequate"; ConfidenceReason says why.
-	Confidence       string `json:"confidence"`
-	ConfidenceReason string `json:"confidence_reason"`
+	Confidence       string
+	ConfidenceReason string
 	// ResidueOnly is the previous, residue-only score (BLOSUM62 and the
 	// entropy of the reference residue's BLOSUM62 row), kept for
 	// comparison; it does not take part in the tier.
-	ResidueOnly ResidueConservation `json:"residue_only"`
+	ResidueOnly ResidueConservation
 }
 
 // conservation scores ref → alt at pos (1-based) of gene.

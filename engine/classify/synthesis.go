@@ -72,23 +72,23 @@ type RuleSpec struct {
 // RuleResult is one evaluated rule.
 type RuleResult struct {
 	RuleSpec
-	Fired bool `json:"fired"`
+	Fired bool
 	// Values states the values the rule was evaluated on.
-	Values string `json:"evidence"`
+	Values string
 }
 
 // Synthesis is the synthesis method's section.
 type Synthesis struct {
-	Tier      int    `json:"tier"`
-	TierLabel string `json:"tier_label"`
-	DecidedBy string `json:"decided_by"`
+	Tier      int
+	TierLabel string
+	DecidedBy string
 	// DecidingEvidence names the kinds of evidence of the rule that set the
 	// tier (graph: a curated CPIC allele function; conservation: the homolog
 	// profile; population: the knowledge's allele frequencies); empty when
 	// the default rule decided.
-	DecidingEvidence []string     `json:"deciding_evidence"`
-	Rules            []RuleResult `json:"rules"`
-	Precedence       string       `json:"precedence"`
+	DecidingEvidence []string
+	Rules            []RuleResult
+	Precedence       string
 }
 
 // synthesisInput is what the rules read.

@@ -7,28 +7,32 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
-// classifyRecord is the audit record of a classification.
-type classifyRecord struct {
+// classifyRecord is the audit record of a classification: the request
+// and the answer in the form the adapter releases.
+type classifyRecord[W any] struct {
 	request classify.Request
-	result  classify.Result
+	answer  W
 }
 
-func (r classifyRecord) payloads() (any, any) { return r.request, r.result }
+func (r classifyRecord[W]) payloads() (any, any) { return r.request, r.answer }
 
-// Classify classifies one variant and appends its audit entry.
-func (s *Service) Classify(ctx context.Context, call Call, req classify.Request) (Audited[classify.Result], error) {
+// Classify classifies one variant, maps the result with wire to the form
+// the adapter releases, and appends the audit entry of that form.
+func Classify[W any](ctx context.Context, s *Service, call Call, req classify.Request, wire func(classify.Result) W) (Audited[W], error) {
+	var zero Audited[W]
 	if s.clsErr != nil {
-		return Audited[classify.Result]{}, fmt.Errorf("classifier unavailable: %w", s.clsErr)
+		return zero, fmt.Errorf("classifier unavailable: %w", s.clsErr)
 	}
 	res, err := s.cls.Classify(req)
 	if err != nil {
-		return Audited[classify.Result]{}, err
+		return zero, err
 	}
-	id, err := s.append(ctx, call, classifyRecord{request: req, result: res})
+	w := wire(res)
+	id, err := s.append(ctx, call, classifyRecord[W]{request: req, answer: w})
 	if err != nil {
-		return Audited[classify.Result]{}, err
+		return zero, err
 	}
-	return Audited[classify.Result]{Result: res, AuditID: id}, nil
+	return Audited[W]{Result: w, AuditID: id}, nil
 }
 
 // demoRequest is the audited request of a demonstration case.
@@ -37,37 +41,32 @@ type demoRequest struct {
 	Request  classify.Request `json:"request"`
 }
 
-// demoResponse is the audited answer of a demonstration case.
-type demoResponse struct {
-	DemoCase classify.DemoCase `json:"demo_case"`
-	classify.Result
+// demoRecord is the audit record of a demonstration case: the case's
+// request and the answer in the form the adapter releases.
+type demoRecord[W any] struct {
+	request demoRequest
+	answer  W
 }
 
-// demoRecord is the audit record of a demonstration case.
-type demoRecord struct {
-	request  demoRequest
-	response demoResponse
-}
-
-func (r demoRecord) payloads() (any, any) { return r.request, r.response }
+func (r demoRecord[W]) payloads() (any, any) { return r.request, r.answer }
 
 // Demo classifies a curated demonstration case (found with
-// Classifier().DemoCase) and appends its audit entry.
-func (s *Service) Demo(ctx context.Context, call Call, d classify.DemoCase) (Audited[classify.Result], error) {
+// Classifier().DemoCase), maps the case and its result with wire to the
+// form the adapter releases, and appends the audit entry of that form.
+func Demo[W any](ctx context.Context, s *Service, call Call, d classify.DemoCase, wire func(classify.DemoCase, classify.Result) W) (Audited[W], error) {
+	var zero Audited[W]
 	if s.clsErr != nil {
-		return Audited[classify.Result]{}, fmt.Errorf("classifier unavailable: %w", s.clsErr)
+		return zero, fmt.Errorf("classifier unavailable: %w", s.clsErr)
 	}
 	req := classify.DemoRequest(d)
 	res, err := s.cls.Classify(req)
 	if err != nil {
-		return Audited[classify.Result]{}, fmt.Errorf("demo case %s: %w", d.ID, err) // curated cases always classify; a failure is internal
+		return zero, fmt.Errorf("demo case %s: %w", d.ID, err) // curated cases always classify; a failure is internal
 	}
-	id, err := s.append(ctx, call, demoRecord{
-		request:  demoRequest{CaseName: d.ID, Request: req},
-		response: demoResponse{DemoCase: d, Result: res},
-	})
+	w := wire(d, res)
+	id, err := s.append(ctx, call, demoRecord[W]{request: demoRequest{CaseName: d.ID, Request: req}, answer: w})
 	if err != nil {
-		return Audited[classify.Result]{}, err
+		return zero, err
 	}
-	return Audited[classify.Result]{Result: res, AuditID: id}, nil
+	return Audited[W]{Result: w, AuditID: id}, nil
 }

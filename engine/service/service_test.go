@@ -90,11 +90,11 @@ func ops(t *testing.T, svc *service.Service) []op {
 			return a.AuditID, a.Result == 2, err
 		}},
 		{"classify", func(s *service.Service) (string, bool, error) {
-			a, err := s.Classify(context.Background(), call, classify.DemoRequest(demo))
+			a, err := service.Classify(context.Background(), s, call, classify.DemoRequest(demo), func(r classify.Result) classify.Result { return r })
 			return a.AuditID, a.Result.Tier != 0, err
 		}},
 		{"demo", func(s *service.Service) (string, bool, error) {
-			a, err := s.Demo(context.Background(), call, demo)
+			a, err := service.Demo(context.Background(), s, call, demo, func(_ classify.DemoCase, r classify.Result) classify.Result { return r })
 			return a.AuditID, a.Result.Tier != 0, err
 		}},
 		{"review-view", func(s *service.Service) (string, bool, error) {
