@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,11 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
@@ -72,25 +68,14 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		format  = fs.String("format", "json", "json (one document) or ndjson (one line per row, then a summary line)")
 		maxRows = fs.Int("max-rows", 0, "refuse files with more data rows than this (0: no limit)")
 	)
-	pos, err := parseInterspersed(fs, args)
+	name, err := parseOneFile(fs, args, "batch", "CSV", format)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: batch: %v", errUsage, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return usageError("batch: exactly one CSV file is required, got %d arguments", len(pos))
-	}
-	if *format != "json" && *format != "ndjson" {
-		return usageError("batch: --format must be json or ndjson, got %q", *format)
+		return err
 	}
 	if *maxRows < 0 {
 		return usageError("batch: --max-rows must not be negative")
 	}
 
-	name := pos[0]
 	var (
 		in   io.Reader
 		size int64
@@ -117,7 +102,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	w := &batchWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}
+	w := &batchWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
 	counter := &countingReader{r: in, h: sha256.New()}
 	prog := newProgress(stderr, size)
 	proc := labcsv.NewProcessor(kb, labcsv.Options{MaxRows: *maxRows, Wire: pgxapi.WireResult})
@@ -135,11 +120,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return batchError(err)
 	}
 	w.end(st, filepath.Base(name), hex.EncodeToString(counter.h.Sum(nil)))
-	if err := w.w.Flush(); err != nil {
-		abort()
-		return fmt.Errorf("batch: write results: %w", err)
-	}
-	if err := commit(); err != nil {
+	if err := w.commit("batch", commit, abort); err != nil {
 		return err
 	}
 	prog.summary(st)
@@ -200,42 +181,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // batchWriter writes the results as one JSON document or as NDJSON.
-type batchWriter struct {
-	w      *bufio.Writer
-	ndjson bool
-	kb     *engine.Knowledge
-	buf    []byte
-	n      int
-}
+type batchWriter struct{ streamWriter }
 
-func (b *batchWriter) begin() {
-	if b.ndjson {
-		return
-	}
-	head, _ := json.Marshal(struct {
-		APIVersion        string `json:"api_version"`
-		GroundingContract string `json:"grounding_contract"`
-		KnowledgeVersion  string `json:"knowledge_version"`
-	}{pgxapi.APIVersion, engine.GroundingContract, b.kb.Version.Label})
-	b.w.Write(head[:len(head)-1])
-	b.w.WriteString(`,"results":[`)
-}
+func (b *batchWriter) begin() { b.streamWriter.begin("results") }
 
 func (b *batchWriter) rows(c *labcsv.Chunk) error {
 	for i := range c.Rows {
-		b.buf = b.buf[:0]
-		if b.ndjson {
-			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "row")
-			b.buf = append(b.buf, '\n')
-		} else {
-			if b.n > 0 {
-				b.buf = append(b.buf, ',')
-			}
-			b.buf = pgxapi.AppendRowJSON(b.buf, &c.Rows[i], "", "")
-		}
-		b.n++
-		if _, err := b.w.Write(b.buf); err != nil {
-			return fmt.Errorf("write results: %w", err)
+		if err := b.item("row", func(buf []byte, kind string) []byte {
+			return pgxapi.AppendRowJSON(buf, &c.Rows[i], "", kind)
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -244,51 +199,29 @@ func (b *batchWriter) rows(c *labcsv.Chunk) error {
 // batchSummary closes the output: the counts and the input file's name and
 // SHA-256.
 type batchSummary struct {
-	Kind              string `json:"kind,omitempty"`
-	APIVersion        string `json:"api_version,omitempty"`
-	GroundingContract string `json:"grounding_contract,omitempty"`
-	KnowledgeVersion  string `json:"knowledge_version,omitempty"`
-	File              string `json:"file"`
-	FileSHA256        string `json:"file_sha256"`
-	RowsTotal         int    `json:"rows_total"`
-	RowsSucceeded     int    `json:"rows_succeeded"`
-	RowsFailed        int    `json:"rows_failed"`
+	streamHead
+	File          string `json:"file"`
+	FileSHA256    string `json:"file_sha256"`
+	RowsTotal     int    `json:"rows_total"`
+	RowsSucceeded int    `json:"rows_succeeded"`
+	RowsFailed    int    `json:"rows_failed"`
 }
 
 func (b *batchWriter) end(st labcsv.Stats, file, sum string) {
 	s := batchSummary{File: file, FileSHA256: sum, RowsTotal: st.Rows, RowsSucceeded: st.Succeeded, RowsFailed: st.Failed}
-	if b.ndjson {
-		s.Kind, s.APIVersion, s.GroundingContract, s.KnowledgeVersion = "summary", pgxapi.APIVersion, engine.GroundingContract, b.kb.Version.Label
-		line, _ := json.Marshal(s)
-		b.w.Write(append(line, '\n'))
-		return
-	}
-	tail, _ := json.Marshal(s)
-	b.w.WriteString("],")
-	b.w.Write(tail[1:])
-	b.w.WriteString("\n")
+	b.streamWriter.end(&s.streamHead, &s)
 }
 
 // progress reports on stderr.
 type progress struct {
-	w        io.Writer
-	tty      bool
-	size     int64
-	start    time.Time
-	last     time.Time
+	progressDisplay
 	rows     int
-	drawn    bool
 	failures []string
 	failed   int
 }
 
 func newProgress(w io.Writer, size int64) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	now := batchNow()
-	return &progress{w: w, tty: tty, size: size, start: now, last: now}
+	return &progress{progressDisplay: newProgressDisplay(w, size)}
 }
 
 func (p *progress) update(c *labcsv.Chunk, read int64) {
@@ -303,35 +236,22 @@ func (p *progress) update(c *labcsv.Chunk, read int64) {
 			p.failures = append(p.failures, fmt.Sprintf("row %d (line %d): %s: %s: %s", r.Row, r.Line, r.Error.Field, r.Error.Code, r.Error.Detail))
 		}
 	}
-	now := batchNow()
-	every := batchPlainEvery
-	if p.tty {
-		every = batchBarEvery
-	}
-	if now.Sub(p.last) < every {
+	now, ok := p.due()
+	if !ok {
 		return
 	}
-	p.last = now
 	elapsed := now.Sub(p.start).Seconds()
 	rate := 0.0
 	if elapsed > 0 {
 		rate = float64(p.rows) / elapsed
 	}
-	eta := "?"
 	frac := -1.0
 	if p.size > 0 && read > 0 {
 		frac = min(float64(read)/float64(p.size), 1)
-		eta = time.Duration(elapsed * (1 - frac) / frac * float64(time.Second)).Round(time.Second).String()
 	}
+	eta := progressETA(elapsed, frac)
 	if p.tty {
-		const width = 30
-		bar := strings.Repeat("?", width)
-		if frac >= 0 {
-			n := int(frac * width)
-			bar = strings.Repeat("#", n) + strings.Repeat(".", width-n)
-		}
-		fmt.Fprintf(p.w, "\r\033[K[%s] %s rows  %s rows/s  ETA %s", bar, thousands(p.rows), thousands(int(rate)), eta)
-		p.drawn = true
+		p.bar(frac, fmt.Sprintf("%s rows  %s rows/s  ETA %s", thousands(p.rows), thousands(int(rate)), eta))
 		return
 	}
 	pct := ""
@@ -339,13 +259,6 @@ func (p *progress) update(c *labcsv.Chunk, read int64) {
 		pct = fmt.Sprintf(" (%.0f%% of the file)", 100*frac)
 	}
 	fmt.Fprintf(p.w, "batch: %s rows%s, %s rows/s, ETA %s\n", thousands(p.rows), pct, thousands(int(rate)), eta)
-}
-
-// done ends the progress bar line.
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }
 
 func (p *progress) summary(st labcsv.Stats) {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"hash"
 	"io"
@@ -15,8 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
@@ -48,19 +44,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 	)
-	pos, err := parseInterspersed(fs, args)
+	name, err := parseOneFile(fs, args, "call", "VCF", format)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: call: %v", errUsage, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return usageError("call: exactly one VCF file is required, got %d arguments", len(pos))
-	}
-	if *format != "json" && *format != "ndjson" {
-		return usageError("call: --format must be json or ndjson, got %q", *format)
+		return err
 	}
 	if *perPass < 0 {
 		return usageError("call: --samples-per-pass must not be negative")
@@ -71,7 +57,6 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 
-	name := pos[0]
 	path := name
 	if name == "-" {
 		tmp, err := spoolStdin()
@@ -96,7 +81,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	w := &callWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}
+	w := &callWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
 	prog := newCallProgress(stderr, st.Size())
 	var sum hash.Hash // the SHA-256 of the file, taken on the first reading
 	open := func() (io.ReadCloser, error) {
@@ -122,11 +107,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return callError(name, err)
 	}
 	w.end(stats, filepath.Base(name), st.Size(), hex.EncodeToString(sum.Sum(nil)))
-	if err := w.w.Flush(); err != nil {
-		abort()
-		return fmt.Errorf("call: write results: %w", err)
-	}
-	if err := commit(); err != nil {
+	if err := w.commit("call", commit, abort); err != nil {
 		return err
 	}
 	prog.summary(stats)
@@ -182,42 +163,16 @@ func (h hashingFile) Read(p []byte) (int, error) {
 func (h hashingFile) Close() error { return h.f.Close() }
 
 // callWriter writes the results as one JSON document or as NDJSON.
-type callWriter struct {
-	w      *bufio.Writer
-	ndjson bool
-	kb     *engine.Knowledge
-	buf    []byte
-	n      int
-}
+type callWriter struct{ streamWriter }
 
-func (c *callWriter) begin() {
-	if c.ndjson {
-		return
-	}
-	head, _ := json.Marshal(struct {
-		APIVersion        string `json:"api_version"`
-		GroundingContract string `json:"grounding_contract"`
-		KnowledgeVersion  string `json:"knowledge_version"`
-	}{pgxapi.APIVersion, engine.GroundingContract, c.kb.Version.Label})
-	c.w.Write(head[:len(head)-1])
-	c.w.WriteString(`,"samples":[`)
-}
+func (c *callWriter) begin() { c.streamWriter.begin("samples") }
 
 func (c *callWriter) samples(ch *vcfcall.Chunk) error {
 	for i := range ch.Samples {
-		c.buf = c.buf[:0]
-		if c.ndjson {
-			c.buf = pgxapi.AppendVCFSampleJSON(c.buf, &ch.Samples[i], "", "sample")
-			c.buf = append(c.buf, '\n')
-		} else {
-			if c.n > 0 {
-				c.buf = append(c.buf, ',')
-			}
-			c.buf = pgxapi.AppendVCFSampleJSON(c.buf, &ch.Samples[i], "", "")
-		}
-		c.n++
-		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("write results: %w", err)
+		if err := c.item("sample", func(buf []byte, kind string) []byte {
+			return pgxapi.AppendVCFSampleJSON(buf, &ch.Samples[i], "", kind)
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -225,16 +180,13 @@ func (c *callWriter) samples(ch *vcfcall.Chunk) error {
 
 // callSummary closes the output: the file and the counts.
 type callSummary struct {
-	Kind              string   `json:"kind,omitempty"`
-	APIVersion        string   `json:"api_version,omitempty"`
-	GroundingContract string   `json:"grounding_contract,omitempty"`
-	KnowledgeVersion  string   `json:"knowledge_version,omitempty"`
-	File              callFile `json:"file"`
-	SamplesInFile     int      `json:"samples_in_file"`
-	SamplesAnswered   int      `json:"samples_answered"`
-	Records           int      `json:"records"`
-	RecordsUsed       int      `json:"records_used"`
-	Warnings          []string `json:"warnings"`
+	streamHead
+	File            callFile `json:"file"`
+	SamplesInFile   int      `json:"samples_in_file"`
+	SamplesAnswered int      `json:"samples_answered"`
+	Records         int      `json:"records"`
+	RecordsUsed     int      `json:"records_used"`
+	Warnings        []string `json:"warnings"`
 }
 
 type callFile struct {
@@ -249,68 +201,31 @@ func (c *callWriter) end(st vcfcall.Stats, file string, size int64, sum string) 
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	if c.ndjson {
-		s.Kind, s.APIVersion, s.GroundingContract, s.KnowledgeVersion = "summary", pgxapi.APIVersion, engine.GroundingContract, c.kb.Version.Label
-		line, _ := json.Marshal(s)
-		c.w.Write(append(line, '\n'))
-		return
-	}
-	tail, _ := json.Marshal(s)
-	c.w.WriteString("],")
-	c.w.Write(tail[1:])
-	c.w.WriteString("\n")
+	c.streamWriter.end(&s.streamHead, &s)
 }
 
 // callProgress reports on stderr, like the batch command's progress: a bar
 // on a terminal, a line every few seconds otherwise.
-type callProgress struct {
-	w     io.Writer
-	tty   bool
-	size  int64
-	start time.Time
-	last  time.Time
-	drawn bool
-}
+type callProgress struct{ progressDisplay }
 
 func newCallProgress(w io.Writer, size int64) *callProgress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	now := batchNow()
-	return &callProgress{w: w, tty: tty, size: size, start: now, last: now}
+	return &callProgress{newProgressDisplay(w, size)}
 }
 
 func (p *callProgress) update(pr vcfcall.Progress) {
-	now := batchNow()
-	every := batchPlainEvery
-	if p.tty {
-		every = batchBarEvery
-	}
-	if now.Sub(p.last) < every {
+	now, ok := p.due()
+	if !ok {
 		return
 	}
-	p.last = now
 	// The whole run reads the file Passes times.
 	frac := -1.0
 	if p.size > 0 && pr.Passes > 0 {
 		frac = min((float64(pr.Pass-1)+min(float64(pr.FileBytes)/float64(p.size), 1))/float64(pr.Passes), 1)
 	}
-	elapsed := now.Sub(p.start).Seconds()
-	eta := "?"
-	if frac > 0 {
-		eta = time.Duration(elapsed * (1 - frac) / frac * float64(time.Second)).Round(time.Second).String()
-	}
+	eta := progressETA(now.Sub(p.start).Seconds(), frac)
 	if p.tty {
-		const width = 30
-		bar := strings.Repeat("?", width)
-		if frac >= 0 {
-			n := int(frac * width)
-			bar = strings.Repeat("#", n) + strings.Repeat(".", width-n)
-		}
-		fmt.Fprintf(p.w, "\r\033[K[%s] reading %d/%d  %s/%s samples  ETA %s", bar, pr.Pass, pr.Passes,
-			thousands(pr.SamplesDone), thousands(pr.Samples), eta)
-		p.drawn = true
+		p.bar(frac, fmt.Sprintf("reading %d/%d  %s/%s samples  ETA %s", pr.Pass, pr.Passes,
+			thousands(pr.SamplesDone), thousands(pr.Samples), eta))
 		return
 	}
 	pct := ""
@@ -319,12 +234,6 @@ func (p *callProgress) update(pr vcfcall.Progress) {
 	}
 	fmt.Fprintf(p.w, "call: reading %d of %d%s, %s of %s samples called, ETA %s\n", pr.Pass, pr.Passes, pct,
 		thousands(pr.SamplesDone), thousands(pr.Samples), eta)
-}
-
-func (p *callProgress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }
 
 func (p *callProgress) summary(st vcfcall.Stats) {
