@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -260,10 +259,7 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 			RequestID: httpx.RequestID(ctx),
 		},
 	}
-	format := "json"
-	if stream {
-		format = "ndjson"
-	}
+	format := answerFormat(stream)
 	b.batch = s.svc.NewCSVBatch(b.call, service.CSVFile{Name: part.FileName(), Format: format}, labcsv.Options{MaxRows: maxRows, Wire: WireResult})
 	if !stream {
 		b.spill = &spillBuffer{limit: spillMemory}
@@ -370,17 +366,7 @@ type clientGone struct{ err error }
 func (e *clientGone) Error() string { return "write response: " + e.err.Error() }
 func (e *clientGone) Unwrap() error { return e.err }
 
-func (b *csvBatch) startStream() {
-	if b.started {
-		return
-	}
-	h := b.w.Header()
-	h.Set("Content-Type", NDJSONContentType)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	b.w.WriteHeader(http.StatusOK)
-	b.started = true
-}
+func (b *csvBatch) startStream() { startNDJSON(b.w, &b.started) }
 
 func (b *csvBatch) writeLines(c *labcsv.Chunk, auditID string) error {
 	b.startStream()
@@ -426,51 +412,15 @@ func (b *csvBatch) finish(closing service.Audited[labcsv.Stats], start time.Time
 	}
 	if b.stream {
 		env.Kind = "summary"
-		line, err := json.Marshal(env)
-		if err != nil {
-			return fmt.Errorf("encode summary: %w", err)
-		}
-		if _, err := b.w.Write(append(line, '\n')); err != nil {
-			httpx.Logger(b.ctx).Info("batch_csv: client gone before the summary", zap.Error(err))
-			return nil
-		}
-		_ = b.rc.Flush()
-		return nil
 	}
-	head, err := json.Marshal(env)
-	if err != nil {
-		return fmt.Errorf("encode envelope: %w", err)
-	}
-	head = append(head[:len(head)-1], `,"results":[`...)
-	const tail = "]}\n"
-	h := b.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+b.spill.Len()+int64(len(tail)), 10))
-	b.w.WriteHeader(http.StatusOK)
-	if _, err := b.w.Write(head); err != nil {
-		return nil // the client has gone
-	}
-	if _, err := b.spill.WriteTo(b.w); err != nil {
-		httpx.Logger(b.ctx).Info("batch_csv: results not delivered", zap.Error(err))
-		return nil
-	}
-	_, _ = io.WriteString(b.w, tail)
-	return nil
+	return finishStreamed(b.ctx, b.w, b.rc, b.spill, b.stream, env, "results", "batch_csv")
 }
 
 // ndjsonError is the last line of an NDJSON answer that could not be
 // completed: the problem that stopped it.
 type ndjsonError struct {
-	Kind      string `json:"kind"`
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail"`
-	RequestID string `json:"request_id"`
-	// InvalidParams names the fields, as in a problem+json body.
-	InvalidParams []httpx.Param `json:"invalid_params,omitempty"`
-	RowsReleased  int           `json:"rows_released"`
+	ndjsonProblem
+	RowsReleased int `json:"rows_released"`
 }
 
 // fail ends a batch that could not be completed. When chunk entries were
@@ -501,20 +451,11 @@ func (b *csvBatch) fail(st labcsv.Stats, err error) error {
 	} else {
 		log.Debug("batch_csv stopped after the response started", zap.Int("status", he.Status))
 	}
-	title := he.Title
-	if title == "" {
-		title = http.StatusText(he.Status)
-	}
 	detail := he.Detail
 	if errors.Is(err, audit.ErrUnavailable) {
 		detail = fmt.Sprintf("audit log unavailable; rows after row %d were not released and no summary follows", b.released)
 	}
-	line, merr := json.Marshal(ndjsonError{Kind: "error", Type: he.Type, Title: title, Status: he.Status,
-		Detail: detail, RequestID: b.call.RequestID, InvalidParams: he.InvalidParams, RowsReleased: b.released})
-	if merr == nil {
-		_, _ = b.w.Write(append(line, '\n'))
-		_ = b.rc.Flush()
-	}
+	writeLastLine(b.w, b.rc, ndjsonError{newNDJSONProblem(he, detail, b.call.RequestID), b.released})
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -264,10 +263,7 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	stream := wantsNDJSON(r.Header.Get("Accept"))
-	format := "json"
-	if stream {
-		format = "ndjson"
-	}
+	format := answerFormat(stream)
 	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
@@ -392,17 +388,7 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
 	return nil
 }
 
-func (v *vcfAnswer) startStream() {
-	if v.started {
-		return
-	}
-	h := v.w.Header()
-	h.Set("Content-Type", NDJSONContentType)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	v.w.WriteHeader(http.StatusOK)
-	v.started = true
-}
+func (v *vcfAnswer) startStream() { startNDJSON(v.w, &v.started) }
 
 // vcfEnvelope is the envelope of the JSON answer and of the NDJSON summary
 // line.
@@ -445,50 +431,15 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 	if v.stream {
 		v.startStream() // a file whose requested samples are none still gets its summary
 		env.Kind = "summary"
-		line, err := json.Marshal(env)
-		if err != nil {
-			return fmt.Errorf("encode summary: %w", err)
-		}
-		if _, err := v.w.Write(append(line, '\n')); err != nil {
-			httpx.Logger(v.ctx).Info("vcf: client gone before the summary", zap.Error(err))
-			return nil
-		}
-		_ = v.rc.Flush()
-		return nil
 	}
-	head, err := json.Marshal(env)
-	if err != nil {
-		return fmt.Errorf("encode envelope: %w", err)
-	}
-	head = append(head[:len(head)-1], `,"samples":[`...)
-	const tail = "]}\n"
-	h := v.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+v.spill.Len()+int64(len(tail)), 10))
-	v.w.WriteHeader(http.StatusOK)
-	if _, err := v.w.Write(head); err != nil {
-		return nil // the client has gone
-	}
-	if _, err := v.spill.WriteTo(v.w); err != nil {
-		httpx.Logger(v.ctx).Info("vcf: results not delivered", zap.Error(err))
-		return nil
-	}
-	_, _ = io.WriteString(v.w, tail)
-	return nil
+	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, "samples", "vcf")
 }
 
 // vcfNDJSONError is the last line of an NDJSON answer that could not be
 // completed: the problem that stopped it.
 type vcfNDJSONError struct {
-	Kind            string        `json:"kind"`
-	Type            string        `json:"type"`
-	Title           string        `json:"title"`
-	Status          int           `json:"status"`
-	Detail          string        `json:"detail"`
-	RequestID       string        `json:"request_id"`
-	InvalidParams   []httpx.Param `json:"invalid_params,omitempty"`
-	SamplesReleased int           `json:"samples_released"`
+	ndjsonProblem
+	SamplesReleased int `json:"samples_released"`
 }
 
 // fail ends an answer that could not be completed: the closing entry says
@@ -511,20 +462,11 @@ func (v *vcfAnswer) fail(err error) error {
 	if he.Status >= 500 {
 		log.Error("vcf stopped after the response started", zap.Int("status", he.Status), zap.Error(err))
 	}
-	title := he.Title
-	if title == "" {
-		title = http.StatusText(he.Status)
-	}
 	detail := he.Detail
 	if errors.Is(err, audit.ErrUnavailable) {
 		detail = fmt.Sprintf("audit log unavailable; samples after the first %d were not released and no summary follows", v.released)
 	}
-	line, merr := json.Marshal(vcfNDJSONError{Kind: "error", Type: he.Type, Title: title, Status: he.Status,
-		Detail: detail, RequestID: v.call.RequestID, InvalidParams: he.InvalidParams, SamplesReleased: v.released})
-	if merr == nil {
-		_, _ = v.w.Write(append(line, '\n'))
-		_ = v.rc.Flush()
-	}
+	writeLastLine(v.w, v.rc, vcfNDJSONError{newNDJSONProblem(he, detail, v.call.RequestID), v.released})
 	return nil
 }
 
