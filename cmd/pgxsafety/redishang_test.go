@@ -1,11 +1,11 @@
 package main
 
 import (
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore/redistest"
 )
 
 // TestServeWithHungRedis: a Redis that accepts connections and never
@@ -13,35 +13,8 @@ import (
 // the rate limiter falls back to the replica's memory (redisstore's
 // failure policy) and /pgx/check answers.
 func TestServeWithHungRedis(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
 	clearEnv(t)
-	t.Setenv("PGXSAFETY_REDIS_URL", "redis://"+ln.Addr().String()+"/0")
+	t.Setenv("PGXSAFETY_REDIS_URL", redistest.Hung(t))
 	dataDir := t.TempDir()
 	s := inProcess(t, dataDir, serverOptions{})
 	tok := devToken(t, dataDir, "alice", time.Now())

@@ -2,54 +2,19 @@ package redisstore
 
 import (
 	"context"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore/redistest"
 )
-
-// hungRedis listens on a loopback port, accepts every connection and never
-// answers: a Redis that hangs. It returns the redis:// URL.
-func hungRedis(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "redis://" + ln.Addr().String() + "/0"
-}
 
 // TestHungRedisReturnsErrors: against a Redis that accepts and never
 // answers, every operation of the shared client returns an error (the
 // callers then fail closed or fall back, see the package doc) instead of
 // waiting on the caller's context, which here never ends.
 func TestHungRedisReturnsErrors(t *testing.T) {
-	rdb, err := NewClient(hungRedis(t))
+	rdb, err := NewClient(redistest.Hung(t))
 	if err != nil {
 		t.Fatal(err)
 	}
