@@ -113,13 +113,6 @@ func duplicateKey(b []byte) (string, bool) {
 			case '\\':
 				escaped = true
 				i++
-			default:
-				// Non-ASCII: encoding/json replaces invalid UTF-8 with
-				// U+FFFD, so let it unquote the key.
-				if b[i] >= 0x80 {
-					escaped = true
-				}
-				continue
 			case '"':
 				i++
 				raw := b[start:i]
@@ -131,6 +124,12 @@ func duplicateKey(b []byte) (string, bool) {
 					return "", false
 				}
 				return s, true
+			default:
+				// Non-ASCII: encoding/json replaces invalid UTF-8 with
+				// U+FFFD, so let it unquote the key.
+				if b[i] >= 0x80 {
+					escaped = true
+				}
 			}
 		}
 		return "", false
