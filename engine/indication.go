@@ -274,6 +274,45 @@ var (
 	clauseSep = regexp.MustCompile(`[.;,\n]|\bbut\b|\bhowever\b|\balthough\b`)
 )
 
+// splitClauses is clauseSep.Split(t, -1) without the regular expression
+// engine: it cuts at '.', ';', ',', '\n' and at the whole words "but",
+// "however" and "although" (ASCII word boundaries, as \b), leaving the
+// empty pieces Split leaves. FuzzSplitClauses holds it to clauseSep.
+func splitClauses(t string) []string {
+	if t == "" {
+		return []string{""}
+	}
+	var out []string
+	beg := 0
+	for i := 0; i < len(t); {
+		n := 0
+		switch c := t[i]; {
+		case c == '.' || c == ';' || c == ',' || c == '\n':
+			n = 1
+		case (c == 'b' || c == 'h' || c == 'a') && (i == 0 || !isWordByte(t[i-1])):
+			for _, w := range [...]string{"but", "however", "although"} {
+				if strings.HasPrefix(t[i:], w) && (i+len(w) == len(t) || !isWordByte(t[i+len(w)])) {
+					n = len(w)
+					break
+				}
+			}
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		out = append(out, t[beg:i])
+		i += n
+		beg = i
+	}
+	return append(out, t[beg:])
+}
+
+// isWordByte is \w in ASCII (the bytes of a multi-byte rune are not).
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
 // wordTerms is a whole-word alternation of plain terms, with the literal
 // stems (each term without a trailing \w*) that every match contains:
 // a clause holding none of the stems cannot match, so the regular
@@ -338,7 +377,7 @@ func clopidogrelFromText(text string) (pop, why string, notes []string) {
 	if t == "" {
 		return "", "", nil
 	}
-	clauses := clauseSep.Split(t, -1)
+	clauses := splitClauses(t)
 	acs, negACS := affirmed(textACSPCI, clauses)
 	neuro, negNeuro := affirmed(textNeuro, clauses)
 	cvi, _ := affirmed(textCVI, clauses)

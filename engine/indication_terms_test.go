@@ -32,3 +32,23 @@ func TestWordTermsPrefilterAgreesWithExpression(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitClauses holds the hand-written clause splitter to the regular
+// expression it replaces.
+func FuzzSplitClauses(f *testing.F) {
+	for _, s := range []string{"", "acute coronary syndrome, pci", "no stroke but tia; however.", "but", "abut but_ butter\nalthough", "x,", ",x", "é but, héhowever although", "HOWEVER But"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := clauseSep.Split(s, -1)
+		got := splitClauses(s)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: %q, want %q", s, got, want)
+			}
+		}
+	})
+}
