@@ -462,13 +462,16 @@ func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
 // readCode reads the code forms of ReadDrug.
 func (k *Knowledge) readCode(s string, r *DrugReading) bool {
 	system, code := "", ""
-	if m := reCodeForm.FindStringSubmatch(s); m != nil {
+	// Each expression runs only on input that holds the character it
+	// needs (the separator of "rxnorm:123", the bar of "system|code"), and
+	// the bare-code expressions only after the code table knows the input.
+	if m := reCodeFormIn(s); m != nil {
 		system, code = strings.ToLower(m[1]), m[2]
-	} else if m := reSystemBar.FindStringSubmatch(s); m != nil {
+	} else if m := reSystemBarIn(s); m != nil {
 		system, code = m[1], m[2]
-	} else if reATC.MatchString(strings.ToUpper(s)) && len(k.idx.names.atc[strings.ToUpper(s)]) > 0 {
-		system, code = "atc", strings.ToUpper(s)
-	} else if reDigits.MatchString(s) && len(k.idx.names.rxnorm[s]) > 0 {
+	} else if up := strings.ToUpper(s); len(k.idx.names.atc[up]) > 0 && reATC.MatchString(up) {
+		system, code = "atc", up
+	} else if len(k.idx.names.rxnorm[s]) > 0 && reDigits.MatchString(s) {
 		system, code = "rxnorm", s
 	}
 	if system == "" {
@@ -491,6 +494,24 @@ func (k *Knowledge) readCode(s string, r *DrugReading) bool {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s code %s names more than one drug of the knowledge; each is checked", label, code))
 	}
 	return true
+}
+
+// reCodeFormIn is reCodeForm.FindStringSubmatch(s), skipped when s has
+// none of the separators ':', '#' and ' ' that every match holds.
+func reCodeFormIn(s string) []string {
+	if !strings.ContainsAny(s, ":# ") {
+		return nil
+	}
+	return reCodeForm.FindStringSubmatch(s)
+}
+
+// reSystemBarIn is reSystemBar.FindStringSubmatch(s), skipped when s has
+// no '|'.
+func reSystemBarIn(s string) []string {
+	if strings.IndexByte(s, '|') < 0 {
+		return nil
+	}
+	return reSystemBar.FindStringSubmatch(s)
 }
 
 // lookupTokens finds the best entries for a whole token sequence: as

@@ -79,6 +79,9 @@ type evaluation struct {
 	communities []*Community
 	// genes caches drugGenes.
 	genes []string
+	// forms caches lookupValues per gene outside HLA allele-status rows
+	// (the genotype does not change during an evaluation); read only.
+	forms map[string][]string
 }
 
 // evaluate answers req. gt is nil for a full answer; a re-check of an
@@ -293,6 +296,19 @@ func (ev *evaluation) lookupValues(gene, recKey, recType string) []string {
 		}
 		return []string{"No Result"}
 	}
+	if out, ok := ev.forms[gene]; ok {
+		return out
+	}
+	out := ev.geneValues(gene)
+	if ev.forms == nil {
+		ev.forms = map[string][]string{}
+	}
+	ev.forms[gene] = out
+	return out
+}
+
+// geneValues is lookupValues for a gene's diplotypes.
+func (ev *evaluation) geneValues(gene string) []string {
 	gg := ev.gt.Genes[gene]
 	if gg == nil || gg.Uncallable != "" || len(gg.Diplotypes) == 0 {
 		return []string{"No Result"}

@@ -34,6 +34,10 @@ type index struct {
 	refSeqChrom map[string]string              // "NC_000010.11" → "chr10"
 	names       *nameIndex                     // drug names, brands, codes (drugname.go)
 	indication  *indicationIndex               // indication codes (indication.go)
+	// altDrugs is Drug's answer, read once at Build, for every name a
+	// recommendation gives as an alternative (nil: not a covered drug).
+	// The re-check of alternatives looks these names up on every check.
+	altDrugs map[string]*Drug
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -126,6 +130,16 @@ func (k *Knowledge) Build() error {
 	k.idx = ix
 	ix.names = k.buildNameIndex()
 	ix.indication = k.buildIndicationIndex()
+	alt := map[string]*Drug{}
+	for _, r := range k.Recommendations {
+		for _, name := range r.Alternatives {
+			if _, done := alt[name]; !done {
+				d, _ := k.Drug(name)
+				alt[name] = d
+			}
+		}
+	}
+	ix.altDrugs = alt
 	return nil
 }
 
@@ -243,6 +257,9 @@ func (k *Knowledge) Known(name string) bool {
 func (k *Knowledge) Drug(name string) (*Drug, bool) {
 	if d, ok := k.idx.drugs[NormaliseDrugName(name)]; ok {
 		return d, true
+	}
+	if d, ok := k.idx.altDrugs[name]; ok {
+		return d, d != nil
 	}
 	r := k.readDrug(name, false)
 	if r.Status != DrugStatusRecognised || len(r.Drugs) != 1 || len(r.Unrecognised) > 0 {

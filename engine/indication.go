@@ -262,9 +262,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // Free-text terms of the clopidogrel populations (plain clinical words,
 // matched as whole words).
 var (
-	textACSPCI = regexp.MustCompile(`\b(acs|acute coronary|pci|ptca|percutaneous coronary|percutaneous transluminal|coronary angioplasty|angioplasty|stent|stents|stented|stenting|myocardial infarction|heart attack|stemi|nstemi|n-stemi|unstable angina)\b`)
-	textNeuro  = regexp.MustCompile(`\b(stroke|tia|transient ischaemic|transient ischemic|neurovascular|cerebrovascular|carotid|intracranial|neurointervention\w*)\b`)
-	textCVI    = regexp.MustCompile(`\b(coronary|cardiac|cardiovascular|peripheral arter\w*|pad|angina|atrial fibrillation|atherosclero\w*|ischaemic heart|ischemic heart)\b`)
+	textACSPCI = newWordTerms(`acs`, `acute coronary`, `pci`, `ptca`, `percutaneous coronary`, `percutaneous transluminal`, `coronary angioplasty`, `angioplasty`, `stent`, `stents`, `stented`, `stenting`, `myocardial infarction`, `heart attack`, `stemi`, `nstemi`, `n-stemi`, `unstable angina`)
+	textNeuro  = newWordTerms(`stroke`, `tia`, `transient ischaemic`, `transient ischemic`, `neurovascular`, `cerebrovascular`, `carotid`, `intracranial`, `neurointervention\w*`)
+	textCVI    = newWordTerms(`coronary`, `cardiac`, `cardiovascular`, `peripheral arter\w*`, `pad`, `angina`, `atrial fibrillation`, `atherosclero\w*`, `ischaemic heart`, `ischemic heart`)
 	// textNonACS names the population outright.
 	textNonACS = regexp.MustCompile(`\bnon[- ]?acs\b.*\bnon[- ]?pci\b`)
 	// Negation cues before a term (in its clause) and after it.
@@ -274,17 +274,91 @@ var (
 	clauseSep = regexp.MustCompile(`[.;,\n]|\bbut\b|\bhowever\b|\balthough\b`)
 )
 
-// affirmed reports whether re matches text in some clause without a
+// splitClauses is clauseSep.Split(t, -1) without the regular expression
+// engine: it cuts at '.', ';', ',', '\n' and at the whole words "but",
+// "however" and "although" (ASCII word boundaries, as \b), leaving the
+// empty pieces Split leaves. FuzzSplitClauses holds it to clauseSep.
+func splitClauses(t string) []string {
+	if t == "" {
+		return []string{""}
+	}
+	var out []string
+	beg := 0
+	for i := 0; i < len(t); {
+		n := 0
+		switch c := t[i]; {
+		case c == '.' || c == ';' || c == ',' || c == '\n':
+			n = 1
+		case (c == 'b' || c == 'h' || c == 'a') && (i == 0 || !isWordByte(t[i-1])):
+			for _, w := range [...]string{"but", "however", "although"} {
+				if strings.HasPrefix(t[i:], w) && (i+len(w) == len(t) || !isWordByte(t[i+len(w)])) {
+					n = len(w)
+					break
+				}
+			}
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		out = append(out, t[beg:i])
+		i += n
+		beg = i
+	}
+	return append(out, t[beg:])
+}
+
+// isWordByte is \w in ASCII (the bytes of a multi-byte rune are not).
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// wordTerms is a whole-word alternation of plain terms, with the literal
+// stems (each term without a trailing \w*) that every match contains:
+// a clause holding none of the stems cannot match, so the regular
+// expression is not run on it.
+type wordTerms struct {
+	re    *regexp.Regexp
+	stems []string
+}
+
+// newWordTerms compiles \b(term|term...)\b. A term is a literal,
+// optionally followed by \w*; anything else panics at start-up.
+func newWordTerms(terms ...string) wordTerms {
+	w := wordTerms{re: regexp.MustCompile(`\b(` + strings.Join(terms, "|") + `)\b`)}
+	for _, t := range terms {
+		stem := strings.TrimSuffix(t, `\w*`)
+		if stem == "" || regexp.QuoteMeta(stem) != stem {
+			panic("engine: indication term " + t + " is not a plain literal")
+		}
+		w.stems = append(w.stems, stem)
+	}
+	return w
+}
+
+// mayMatch reports whether s holds one of the stems (a necessary
+// condition for a match).
+func (w wordTerms) mayMatch(s string) bool {
+	for _, st := range w.stems {
+		if strings.Contains(s, st) {
+			return true
+		}
+	}
+	return false
+}
+
+// affirmed reports whether w matches one of the clauses without a
 // negation cue before it in the clause or after it; negated returns the
 // negated mentions.
-func affirmed(re *regexp.Regexp, text string) (ok bool, negated []string) {
-	for _, clause := range clauseSep.Split(text, -1) {
-		for _, loc := range re.FindAllStringIndex(clause, -1) {
-			term := clause[loc[0]:loc[1]]
+func affirmed(w wordTerms, clauses []string) (ok bool, negated []string) {
+	for _, clause := range clauses {
+		if !w.mayMatch(clause) {
+			continue
+		}
+		for _, loc := range w.re.FindAllStringIndex(clause, -1) {
 			before, after := clause[:loc[0]], clause[loc[1]:]
 			if negBefore.MatchString(before) || negAfter.MatchString(after) || strings.HasSuffix(strings.TrimSpace(before), "non-") || strings.HasSuffix(before, "non-") {
 				negated = append(negated, strings.TrimSpace(clause))
-				_ = term
 				continue
 			}
 			ok = true
@@ -303,9 +377,10 @@ func clopidogrelFromText(text string) (pop, why string, notes []string) {
 	if t == "" {
 		return "", "", nil
 	}
-	acs, negACS := affirmed(textACSPCI, t)
-	neuro, negNeuro := affirmed(textNeuro, t)
-	cvi, _ := affirmed(textCVI, t)
+	clauses := splitClauses(t)
+	acs, negACS := affirmed(textACSPCI, clauses)
+	neuro, negNeuro := affirmed(textNeuro, clauses)
+	cvi, _ := affirmed(textCVI, clauses)
 	for _, n := range append(negACS, negNeuro...) {
 		notes = append(notes, fmt.Sprintf("the indication text %q is read as negated", n))
 	}
