@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 )
 
 func benchmarkCheck(b *testing.B, req engine.Request) {
@@ -63,7 +64,7 @@ func FuzzEvaluate(f *testing.F) {
 // with engine/vcf outside the timed loop.
 func BenchmarkCallSampleReferenceVCF(b *testing.B) {
 	k := kb(b)
-	obs, err := readAllSamples(k, pharmcatDir(b)+"/test-vcfs/org/pharmgkb/pharmcat/reference.vcf")
+	obs, err := readAllSamples(k, datapacktest.PharmCATDir(b)+"/test-vcfs/org/pharmgkb/pharmcat/reference.vcf")
 	if err != nil {
 		b.Fatal(err)
 	}

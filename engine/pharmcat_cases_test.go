@@ -12,27 +12,9 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
-
-// pharmcatDir returns the PharmCAT folder of the shared data pack
-// (PGXSAFETY_DATA_PACK or ../../shared/data). The test skips when it is
-// absent, and fails instead when CI=true.
-func pharmcatDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("PGXSAFETY_DATA_PACK")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "pgx", "pharmcat")
-	if _, err := os.Stat(filepath.Join(dir, "cases-dev.json")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PharmCAT data not found at %s (%v); CI needs PGXSAFETY_DATA_PACK", dir, err)
-		}
-		t.Skipf("PharmCAT data not found at %s (%v); set PGXSAFETY_DATA_PACK to run this test", dir, err)
-	}
-	return dir
-}
 
 type pcCase struct {
 	ID           string `json:"id"`
@@ -75,7 +57,7 @@ type pcCase struct {
 }
 
 func loadCases(t testing.TB) []pcCase {
-	dir := pharmcatDir(t)
+	dir := datapacktest.PharmCATDir(t)
 	b, err := os.ReadFile(filepath.Join(dir, "cases-dev.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +258,7 @@ var knownDisagreements = map[string]string{
 // gene.
 func TestPharmCATCasesPositions(t *testing.T) {
 	k := kb(t)
-	dir := pharmcatDir(t)
+	dir := datapacktest.PharmCATDir(t)
 	cases := loadCases(t)
 	type tally struct{ agree, total int }
 	perGene := map[string]*tally{}

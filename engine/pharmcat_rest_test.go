@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 )
 
 // restForms are the REST input forms a VCF-derived case can be sent in.
@@ -33,7 +34,7 @@ func caseRequest(t *testing.T, k *engine.Knowledge, c pcCase, form string) engin
 			}
 		}
 	case "calls":
-		obs, _ := caseObservations(t, k, pharmcatDir(t), c)
+		obs, _ := caseObservations(t, k, datapacktest.PharmCATDir(t), c)
 		for _, o := range obs {
 			if _, ok := k.Definition(c.Gene); !ok {
 				continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
@@ -19,7 +20,7 @@ import (
 // interpreted.
 func TestPharmCATTestVCFsCalled(t *testing.T) {
 	k := kb(t)
-	root := filepath.Join(pharmcatDir(t), "test-vcfs")
+	root := filepath.Join(datapacktest.PharmCATDir(t), "test-vcfs")
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -104,7 +105,7 @@ func readAllSamples(k *engine.Knowledge, path string) ([][]engine.PositionObserv
 // it reports samples per second.
 func BenchmarkCall100SamplesBGZF(b *testing.B) {
 	k := kb(b)
-	path := filepath.Join(pharmcatDir(b), "test-vcfs", "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
+	path := filepath.Join(datapacktest.PharmCATDir(b), "test-vcfs", "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
 	samples := 0
 	for b.Loop() {
 		obs, err := readAllSamples(k, path)

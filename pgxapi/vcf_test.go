@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
@@ -73,43 +74,6 @@ func vcfFile(name string, data []byte) formPart {
 	return formPart{name: "file", fileName: name, data: data}
 }
 
-// pharmcatVCFDir finds PharmCAT's test VCFs (PGXSAFETY_DATA_PACK or
-// ../shared/data beside the repository): absent, the test fails under
-// CI=true and skips otherwise.
-func pharmcatVCFDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("PGXSAFETY_DATA_PACK")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "pgx", "pharmcat", "test-vcfs")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("PharmCAT test VCFs not found at %s (%v); CI must have the data pack (PGXSAFETY_DATA_PACK)", dir, err)
-		}
-		tb.Skipf("PharmCAT test VCFs not found at %s (%v); set PGXSAFETY_DATA_PACK to run this test", dir, err)
-	}
-	return dir
-}
-
-// pharmcatRefusedVCFs reads testdata/vcf/pharmcat-refused.tsv.
-func pharmcatRefusedVCFs(tb testing.TB) map[string]string {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "vcf", "pharmcat-refused.tsv"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "file\t") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		out[f[0]] = f[1]
-	}
-	return out
-}
-
 // vcfSample is one sample of an answer.
 type vcfSample struct {
 	Kind       string               `json:"kind"`
@@ -147,8 +111,8 @@ type vcfAnswer struct {
 // each is answered for every sample, with audit ids, or refused with 422
 // naming the line exactly as documented.
 func TestVCFPharmCATTestVCFs(t *testing.T) {
-	dir := pharmcatVCFDir(t)
-	want := pharmcatRefusedVCFs(t)
+	dir := datapacktest.PharmCATTestVCFs(t)
+	want := datapacktest.PharmCATRefused(t)
 	ts := newServer(t)
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -203,7 +167,7 @@ func TestVCFPharmCATTestVCFs(t *testing.T) {
 
 func readPharmCATVCF(t *testing.T, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pharmcatVCFDir(t), filepath.FromSlash(rel)))
+	b, err := os.ReadFile(filepath.Join(datapacktest.PharmCATTestVCFs(t), filepath.FromSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +462,7 @@ func TestVCFDrugChecks(t *testing.T) {
 // BenchmarkVCF100Samples posts PharmCAT's 100-sample bgzip test VCF to
 // POST /pgx/vcf (real router, SQLite audit log). Reported: samples/s.
 func BenchmarkVCF100Samples(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(pharmcatVCFDir(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
+	data, err := os.ReadFile(filepath.Join(datapacktest.PharmCATTestVCFs(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
 	if err != nil {
 		b.Fatal(err)
 	}

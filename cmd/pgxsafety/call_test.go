@@ -15,28 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
-
-// pharmcatVCFs finds PharmCAT's test VCFs (PGXSAFETY_DATA_PACK or
-// ../shared/data beside the repository): absent, the test fails under
-// CI=true and skips otherwise.
-func pharmcatVCFs(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("PGXSAFETY_DATA_PACK")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "pgx", "pharmcat", "test-vcfs")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("PharmCAT test VCFs not found at %s (%v); CI must have the data pack (PGXSAFETY_DATA_PACK)", dir, err)
-		}
-		tb.Skipf("PharmCAT test VCFs not found at %s (%v); set PGXSAFETY_DATA_PACK to run this test", dir, err)
-	}
-	return dir
-}
 
 type callSample struct {
 	Kind       string               `json:"kind"`
@@ -65,19 +47,10 @@ type callDoc struct {
 // VCF: each is answered for every sample, or refused (exit status 1) with
 // its documented refusal naming the line.
 func TestCallPharmCATTestVCFs(t *testing.T) {
-	dir := pharmcatVCFs(t)
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vcf", "pharmcat-refused.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Split(line, "\t"); len(f) == 3 && !strings.HasPrefix(line, "#") && f[0] != "file" {
-			refused[f[0]] = f[1]
-		}
-	}
+	dir := datapacktest.PharmCATTestVCFs(t)
+	refused := datapacktest.PharmCATRefused(t)
 	n := 0
-	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".vcf") || strings.HasSuffix(path, ".vcf.bgz")) {
 			return err
 		}
@@ -117,7 +90,7 @@ func TestCallPharmCATTestVCFs(t *testing.T) {
 }
 
 func TestCallOutput(t *testing.T) {
-	path := filepath.Join(pharmcatVCFs(t), "org", "pharmgkb", "pharmcat", "multisample.vcf.bgz")
+	path := filepath.Join(datapacktest.PharmCATTestVCFs(t), "org", "pharmgkb", "pharmcat", "multisample.vcf.bgz")
 	input, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +202,7 @@ func TestCallProgress(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	batchNow = func() time.Time { now = now.Add(6 * time.Second); return now }
 	t.Cleanup(func() { batchNow = time.Now })
-	path := filepath.Join(pharmcatVCFs(t), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
+	path := filepath.Join(datapacktest.PharmCATTestVCFs(t), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
 	_, stderr, err := runArgs(t, "call", path, "--samples-per-pass", "40", "--out", filepath.Join(t.TempDir(), "o.json"))
 	if err != nil {
 		t.Fatalf("call: %v\n%s", err, stderr)

@@ -8,13 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 )
 
 // BenchmarkReader100Samples reads PharmCAT's 100-sample bgzip test VCF
 // (decompression, header checks, every record and GT). Reported: MB/s of
 // the compressed file, records/s and decompressed MB/s.
 func BenchmarkReader100Samples(b *testing.B) {
-	in, err := os.ReadFile(filepath.Join(pharmcatTestVCFs(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
+	in, err := os.ReadFile(filepath.Join(datapacktest.PharmCATTestVCFs(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
 	if err != nil {
 		b.Fatal(err)
 	}

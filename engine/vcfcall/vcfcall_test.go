@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/knowledge"
@@ -179,49 +180,12 @@ func TestRunRefusesBeforeAnswering(t *testing.T) {
 	}
 }
 
-// dataDir finds PharmCAT's test VCFs (PGXSAFETY_DATA_PACK or ../shared/data
-// beside the repository); it fails under CI=true when they are absent and
-// skips otherwise.
-func dataDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("PGXSAFETY_DATA_PACK")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "pgx", "pharmcat", "test-vcfs")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("PharmCAT test VCFs not found at %s (%v); CI must have the data pack (PGXSAFETY_DATA_PACK)", dir, err)
-		}
-		tb.Skipf("PharmCAT test VCFs not found at %s (%v); set PGXSAFETY_DATA_PACK to run this test", dir, err)
-	}
-	return dir
-}
-
-// refused reads testdata/vcf/pharmcat-refused.tsv: file → exact refusal.
-func refused(tb testing.TB) map[string]string {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vcf", "pharmcat-refused.tsv"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "file\t") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		out[f[0]] = f[1]
-	}
-	return out
-}
-
 // TestPharmCATTestVCFs calls every PharmCAT test VCF: each is answered for
 // every sample, or refused with its documented refusal.
 func TestPharmCATTestVCFs(t *testing.T) {
 	kb := loadKB(t)
-	dir := dataDir(t)
-	want := refused(t)
+	dir := datapacktest.PharmCATTestVCFs(t)
+	want := datapacktest.PharmCATRefused(t)
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".vcf") || strings.HasSuffix(path, ".vcf.bgz")) {
@@ -264,7 +228,7 @@ func TestPharmCATTestVCFs(t *testing.T) {
 // bgzip test VCF. Reported: samples/s.
 func BenchmarkRun100Samples(b *testing.B) {
 	kb := loadKB(b)
-	data, err := os.ReadFile(filepath.Join(dataDir(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
+	data, err := os.ReadFile(filepath.Join(datapacktest.PharmCATTestVCFs(b), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz"))
 	if err != nil {
 		b.Fatal(err)
 	}
