@@ -91,3 +91,42 @@ func FuzzEncodedMatchesMarshal(f *testing.F) {
 		}
 	})
 }
+
+// nopLog accepts every entry and keeps none.
+type nopLog struct{}
+
+func (nopLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) { return e, nil }
+
+// BenchmarkCheckAnswer measures a check answered and audited (to a log
+// that keeps nothing) and encoded for sending: "twice" is Check followed
+// by the surface's own encoding (the answer encoded twice, as before
+// CheckEncoded), "once" is CheckEncoded.
+func BenchmarkCheckAnswer(b *testing.B) {
+	svc, _ := newService(&testing.T{})
+	svc = service.New(svc.Knowledge(), nil, nopLog{}, fixedClock)
+	req := engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285", "rs4986893"}, Indication: "acute coronary syndrome, PCI"}
+	wire := func(r engine.Result) engine.Result { return r }
+	b.Run("twice", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			a, err := service.Check(context.Background(), svc, call, req, wire)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(a.Result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("once", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := service.CheckEncoded(context.Background(), svc, call, req, wire); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
