@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -217,6 +218,10 @@ func startBenchServer(ctx context.Context, root, name, databaseURL string) (*ben
 	// development identity, in-memory rate limits set out of the way, the
 	// CDS client above, the audit database asked for.
 	cfg.oidc = oidcSettings{}
+	// The garbage collector's target as serve sets it (process-wide).
+	if cfg.gcPercent > 0 {
+		debug.SetGCPercent(cfg.gcPercent)
+	}
 	cfg.redisURL = ""
 	cfg.rateLimitsFile = ""
 	cfg.ratePerMinute, cfg.rateBurst = 1_000_000_000, 1_000_000_000

@@ -133,6 +133,14 @@ type serveConfig struct {
 	logKeyFile         string
 	witnessFile        string
 	checkpointInterval time.Duration
+	// auditCommitWindow is how long a busy audit writer waits for more
+	// entries before it commits (PGXSAFETY_AUDIT_COMMIT_WINDOW;
+	// sqlstore.Options.CommitWindow).
+	auditCommitWindow time.Duration
+	// gcPercent is the garbage collector's target percentage that serve
+	// and bench set (PGXSAFETY_GOGC; runtime/debug.SetGCPercent); 0
+	// leaves the runtime's (GOGC set, PGXSAFETY_GOGC not).
+	gcPercent int
 	// smart configures the SMART review app (PGXSAFETY_SMART_*).
 	smart smartSettings
 }
@@ -200,6 +208,20 @@ func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
 			return cfg, usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %q", v)
 		}
 		cfg.checkpointInterval = d
+	}
+	cfg.auditCommitWindow = defaultAuditCommitWindow
+	if v := envOr("PGXSAFETY_AUDIT_COMMIT_WINDOW", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > maxAuditCommitWindow {
+			return cfg, usageError("PGXSAFETY_AUDIT_COMMIT_WINDOW must be a duration from 0 (commit at once) to %v such as 500us, got %q", maxAuditCommitWindow, v)
+		}
+		cfg.auditCommitWindow = d
+	}
+	// An operator's own GOGC stands unless PGXSAFETY_GOGC is set too.
+	if envOr("PGXSAFETY_GOGC", "") != "" || envOr("GOGC", "") == "" {
+		if cfg.gcPercent, err = envInt("PGXSAFETY_GOGC", defaultGCPercent); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
 	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {

@@ -45,6 +45,7 @@ var platformEnv = []string{
 	"PGXSAFETY_AUDIT_RETENTION_DAYS", "PGXSAFETY_DATABASE_MIGRATE", "PGXSAFETY_AUDIT_KEY_FILE",
 	"PGXSAFETY_AUDIT_WITNESS_FILE", "PGXSAFETY_AUDIT_LOG_ORIGIN", "PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL",
 	"PGXSAFETY_SMART_EHRS", "PGXSAFETY_SMART_SESSION_TTL", "PGXSAFETY_CDS_DEV_UNAUTHENTICATED", "PGXSAFETY_CDS_CLIENTS",
+	"PGXSAFETY_AUDIT_COMMIT_WINDOW", "PGXSAFETY_GOGC",
 }
 
 func clearEnv(t *testing.T) {
@@ -703,6 +704,9 @@ func TestServeConfigErrors(t *testing.T) {
 		{"log format", map[string]string{"PGXSAFETY_LOG_FORMAT": "xml"}, nil, "PGXSAFETY_LOG_FORMAT"},
 		{"payloads", map[string]string{"PGXSAFETY_AUDIT_PAYLOADS": "some"}, nil, "PGXSAFETY_AUDIT_PAYLOADS"},
 		{"bad Redis URL", map[string]string{"PGXSAFETY_REDIS_URL": "tcp://user:s3cret@redis"}, nil, "PGXSAFETY_REDIS_URL"},
+		{"negative commit window", map[string]string{"PGXSAFETY_AUDIT_COMMIT_WINDOW": "-1ms"}, nil, "PGXSAFETY_AUDIT_COMMIT_WINDOW"},
+		{"long commit window", map[string]string{"PGXSAFETY_AUDIT_COMMIT_WINDOW": "1s"}, nil, "PGXSAFETY_AUDIT_COMMIT_WINDOW"},
+		{"GOGC not a number", map[string]string{"PGXSAFETY_GOGC": "off"}, nil, "PGXSAFETY_GOGC"},
 		{"dev mode off loopback", nil, []string{"--addr", "0.0.0.0:8080"}, "loopback"},
 	}
 	for _, tc := range tests {
@@ -723,6 +727,20 @@ func TestServeConfigErrors(t *testing.T) {
 				t.Errorf("error leaks a password: %v", err)
 			}
 		})
+	}
+	// The per-request cost settings are read as given.
+	clearEnv(t)
+	t.Setenv("PGXSAFETY_AUDIT_COMMIT_WINDOW", "500us")
+	t.Setenv("PGXSAFETY_GOGC", "300")
+	cfg, err := loadServeConfig([]string{"--addr", "127.0.0.1:0"}, io.Discard)
+	if err != nil || cfg.auditCommitWindow != 500*time.Microsecond || cfg.gcPercent != 300 {
+		t.Errorf("commit window %v, GC percent %d, err %v; want 500µs, 300, nil", cfg.auditCommitWindow, cfg.gcPercent, err)
+	}
+	// An operator's GOGC stands when PGXSAFETY_GOGC is not set.
+	clearEnv(t)
+	t.Setenv("GOGC", "150")
+	if cfg, err := loadServeConfig([]string{"--addr", "127.0.0.1:0"}, io.Discard); err != nil || cfg.gcPercent != 0 {
+		t.Errorf("GOGC set: GC percent %d, err %v; want 0 (the runtime's), nil", cfg.gcPercent, err)
 	}
 	// With an issuer, a non-loopback address is accepted.
 	clearEnv(t)

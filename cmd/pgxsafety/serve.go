@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,21 @@ const (
 	defaultRetentionDays = 365
 	purgeInterval        = 24 * time.Hour
 	purgeFirstDelay      = time.Minute
+)
+
+// Per-request costs, set by measurement (docs/performance.md, "Check
+// path: audit encoding, GC, commit window").
+const (
+	// defaultAuditCommitWindow is how long a busy audit writer waits for
+	// more entries before it commits (0: commit at once).
+	defaultAuditCommitWindow = 0
+	// maxAuditCommitWindow bounds PGXSAFETY_AUDIT_COMMIT_WINDOW: the
+	// window adds up to this much to a busy answer's latency.
+	maxAuditCommitWindow = 10 * time.Millisecond
+	// defaultGCPercent is the garbage collector's target percentage
+	// (the Go runtime's default is 100): half the collections for about
+	// 30 MiB more peak memory (docs/performance.md).
+	defaultGCPercent = 200
 )
 
 // serveListening, when set (by tests only), is called with the bound
@@ -141,6 +157,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		Signer:       signer,
 		OmitPayloads: !cfg.auditPayloads,
 		NoMigrate:    !cfg.autoMigrate,
+		CommitWindow: cfg.auditCommitWindow,
 		OnCommit: func(st sqlstore.CommitStats) {
 			s.metrics.ObserveAuditCommit(st.Entries, st.Duration, st.Err)
 		},
@@ -357,6 +374,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	log := newLogger(stderr, cfg.logLevel, cfg.logFormat)
 	defer func() { _ = log.Sync() }()
 	useZapForRedis(log)
+	if cfg.gcPercent > 0 {
+		debug.SetGCPercent(cfg.gcPercent)
+	}
 
 	opts := serverOptions{storeOptions: serveStoreOptions}
 	srvState, err := newServer(ctx, cfg, log, stderr, opts)

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -9,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,75 +26,123 @@ var GenesisHash = strings.Repeat("0", 64)
 // instant.
 const TimeFormat = time.RFC3339Nano
 
-// canonicalPrincipal fixes the field order of Principal in the canonical
-// form.
-type canonicalPrincipal struct {
-	Subject string `json:"subject"`
-	Issuer  string `json:"issuer"`
-	Name    string `json:"name"`
-	Email   string `json:"email"`
-}
-
-// canonicalEntry fixes the field order of Entry in the canonical form. It
-// holds every field of Entry except EntryHash. Payloads are base64 (standard
-// encoding, "" when empty) so a nil and an empty payload hash alike.
-type canonicalEntry struct {
-	ID               string             `json:"id"`
-	Sequence         int64              `json:"sequence"`
-	Time             string             `json:"time"`
-	Principal        canonicalPrincipal `json:"principal"`
-	Endpoint         string             `json:"endpoint"`
-	RequestID        string             `json:"request_id"`
-	KnowledgeVersion string             `json:"knowledge_version"`
-	RequestDigest    string             `json:"request_digest"`
-	ResponseDigest   string             `json:"response_digest"`
-	Request          string             `json:"request"`
-	Response         string             `json:"response"`
-	PrevHash         string             `json:"prev_hash"`
-}
-
 // Canonical returns the canonical JSON of e: every field except EntryHash,
 // in a fixed order, with Time in UTC formatted with TimeFormat, no HTML
 // escaping and no trailing newline. Stores and Verify hash exactly these
 // bytes, so the form must never change for existing entries.
+//
+// The form is that of encoding/json encoding canonicalEntry with HTML
+// escaping off (canonicalReference in the tests, which
+// FuzzCanonicalMatchesReference holds it to); writeCanonical writes it
+// field by field so Hash can stream it into the hasher.
 func Canonical(e Entry) []byte {
-	c := canonicalEntry{
-		ID:       e.ID,
-		Sequence: e.Sequence,
-		Time:     e.Time.UTC().Format(TimeFormat),
-		Principal: canonicalPrincipal{
-			Subject: e.Principal.Subject,
-			Issuer:  e.Principal.Issuer,
-			Name:    e.Principal.Name,
-			Email:   e.Principal.Email,
-		},
-		Endpoint:         e.Endpoint,
-		RequestID:        e.RequestID,
-		KnowledgeVersion: e.KnowledgeVersion,
-		RequestDigest:    e.RequestDigest,
-		ResponseDigest:   e.ResponseDigest,
-		Request:          base64.StdEncoding.EncodeToString(e.Request),
-		Response:         base64.StdEncoding.EncodeToString(e.Response),
-		PrevHash:         e.PrevHash,
-	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// Encoding a struct of strings and integers cannot fail.
-	if err := enc.Encode(c); err != nil {
-		panic(fmt.Sprintf("audit: canonical encoding: %v", err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	buf.Grow(canonicalSize(e))
+	writeCanonical(&buf, e)
+	return buf.Bytes()
 }
 
 // Hash returns the entry hash of e chained to prev: the hex SHA-256 of the
 // bytes of prev (a hex string) followed by Canonical(e). e.EntryHash is
-// ignored.
+// ignored. The canonical form is written straight into the hasher, without
+// building it.
 func Hash(prev string, e Entry) string {
 	h := sha256.New()
-	h.Write([]byte(prev))
-	h.Write(Canonical(e))
-	return hex.EncodeToString(h.Sum(nil))
+	io.WriteString(h, prev)
+	// The hasher buffers nothing itself: a small buffer in front of it
+	// turns the many short writes of the form into block-sized ones.
+	w := bufio.NewWriterSize(h, 512)
+	writeCanonical(w, e)
+	w.Flush()
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
+
+// canonicalWriter is what writeCanonical writes to: a bytes.Buffer or a
+// bufio.Writer (neither fails).
+type canonicalWriter interface {
+	io.Writer
+	io.StringWriter
+	io.ByteWriter
+}
+
+// canonicalSize is a close upper estimate of len(Canonical(e)) for
+// strings that need no escaping.
+func canonicalSize(e Entry) int {
+	return 256 + len(e.ID) + len(e.Principal.Subject) + len(e.Principal.Issuer) + len(e.Principal.Name) +
+		len(e.Principal.Email) + len(e.Endpoint) + len(e.RequestID) + len(e.KnowledgeVersion) +
+		len(e.RequestDigest) + len(e.ResponseDigest) + base64.StdEncoding.EncodedLen(len(e.Request)) +
+		base64.StdEncoding.EncodedLen(len(e.Response)) + len(e.PrevHash)
+}
+
+// writeCanonical writes the canonical form of e (see Canonical) to w.
+func writeCanonical(w canonicalWriter, e Entry) {
+	var scratch [64]byte
+	w.WriteString(`{"id":`)
+	writeJSONString(w, e.ID)
+	w.WriteString(`,"sequence":`)
+	w.Write(strconv.AppendInt(scratch[:0], e.Sequence, 10))
+	w.WriteString(`,"time":"`)
+	// RFC 3339 text needs no escaping.
+	w.Write(e.Time.UTC().AppendFormat(scratch[:0], TimeFormat))
+	w.WriteString(`","principal":{"subject":`)
+	writeJSONString(w, e.Principal.Subject)
+	w.WriteString(`,"issuer":`)
+	writeJSONString(w, e.Principal.Issuer)
+	w.WriteString(`,"name":`)
+	writeJSONString(w, e.Principal.Name)
+	w.WriteString(`,"email":`)
+	writeJSONString(w, e.Principal.Email)
+	w.WriteString(`},"endpoint":`)
+	writeJSONString(w, e.Endpoint)
+	w.WriteString(`,"request_id":`)
+	writeJSONString(w, e.RequestID)
+	w.WriteString(`,"knowledge_version":`)
+	writeJSONString(w, e.KnowledgeVersion)
+	w.WriteString(`,"request_digest":`)
+	writeJSONString(w, e.RequestDigest)
+	w.WriteString(`,"response_digest":`)
+	writeJSONString(w, e.ResponseDigest)
+	w.WriteString(`,"request":"`)
+	writeBase64(w, e.Request)
+	w.WriteString(`","response":"`)
+	writeBase64(w, e.Response)
+	w.WriteString(`","prev_hash":`)
+	writeJSONString(w, e.PrevHash)
+	w.WriteByte('}')
+}
+
+// writeBase64 writes the standard base64 of b (its alphabet needs no JSON
+// escaping).
+func writeBase64(w io.Writer, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	enc.Write(b)
+	enc.Close()
+}
+
+// writeJSONString writes s as encoding/json does with HTML escaping off.
+// Printable ASCII other than '"' and '\' is written as is; any other string
+// is encoded by encoding/json itself.
+func writeJSONString(w canonicalWriter, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			// Encoding a string cannot fail.
+			if err := enc.Encode(s); err != nil {
+				panic(fmt.Sprintf("audit: canonical encoding: %v", err))
+			}
+			w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			return
+		}
+	}
+	w.WriteByte('"')
+	w.WriteString(s)
+	w.WriteByte('"')
 }
 
 // ErrChainBroken is the kind of every error Verify reports about the

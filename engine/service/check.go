@@ -37,6 +37,40 @@ func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request
 	return Audited[W]{Result: w, AuditID: id}, nil
 }
 
+// Encoded is an answer together with its JSON form.
+type Encoded[W any] struct {
+	// Value is the answer.
+	Value W
+	// JSON is Value as encoding/json encodes it with HTML escaping off,
+	// without a trailing newline: the bytes the REST surface sends
+	// (httpx.WriteJSON's form). The audit entry records exactly these
+	// bytes, in json.Marshal's escaped form where they hold '<', '>' or
+	// '&' (as Check records the answer).
+	JSON []byte
+}
+
+// CheckEncoded is Check for an adapter that sends the answer as JSON: the
+// wire form is encoded once, the audit entry records those bytes and the
+// adapter sends the same bytes (Result.JSON) instead of encoding the
+// answer again. The audit entry is the one Check writes, byte for byte.
+func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[Encoded[W]], error) {
+	var zero Audited[Encoded[W]]
+	res, err := engine.Evaluate(s.kb, req)
+	if err != nil {
+		return zero, err
+	}
+	w := wire(res)
+	sent, audited, err := encodeAnswer(w)
+	if err != nil {
+		return zero, fmt.Errorf("encode answer: %w", err)
+	}
+	id, err := s.append(ctx, call, checkRecord[marshalled]{request: req, answer: audited})
+	if err != nil {
+		return zero, err
+	}
+	return Audited[Encoded[W]]{Result: Encoded[W]{Value: w, JSON: sent}, AuditID: id}, nil
+}
+
 // MedicationList is the input of CheckMany: one patient, several drugs.
 type MedicationList struct {
 	// Drugs are the names as listed; at least one.

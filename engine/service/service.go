@@ -12,11 +12,13 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -83,11 +85,11 @@ type record interface {
 // wrapping audit.ErrUnavailable: the answer must not be released.
 func (s *Service) append(ctx context.Context, call Call, rec record) (string, error) {
 	request, response := rec.payloads()
-	reqJSON, err := json.Marshal(request)
+	reqJSON, err := marshalPayload(request)
 	if err != nil {
 		return "", fmt.Errorf("encode request for audit: %w", err)
 	}
-	resJSON, err := json.Marshal(response)
+	resJSON, err := marshalPayload(response)
 	if err != nil {
 		return "", fmt.Errorf("encode response for audit: %w", err)
 	}
@@ -110,6 +112,52 @@ func (s *Service) append(ctx context.Context, call Call, rec record) (string, er
 		return "", fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}
 	return stored.ID, nil
+}
+
+// marshalled is a payload already in its json.Marshal form (see
+// encodeAnswer): append records it as is instead of encoding it again.
+type marshalled []byte
+
+// marshalPayload returns the json.Marshal form of v, which is what an
+// audit entry records.
+func marshalPayload(v any) ([]byte, error) {
+	if m, ok := v.(marshalled); ok {
+		return m, nil
+	}
+	return json.Marshal(v)
+}
+
+// encodeBuffers are the scratch buffers of encodeAnswer.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeAnswer encodes v once and returns it in the two forms that are
+// needed: sent, the encoding/json form with HTML escaping off and no
+// trailing newline (what the REST surface writes, httpx.WriteJSON), and
+// audited, its json.Marshal form (HTML escaping on), which is what append
+// records. The two differ only where sent holds '<', '>' or '&';
+// otherwise audited is sent itself. json.HTMLEscape of the unescaped form
+// is byte for byte the escaped form (TestEncodeAnswerMatchesMarshal).
+func encodeAnswer(v any) (sent []byte, audited marshalled, err error) {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			encodeBuffers.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, nil, err
+	}
+	sent = bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	if !bytes.ContainsAny(sent, "<>&") {
+		return sent, sent, nil
+	}
+	var esc bytes.Buffer
+	esc.Grow(len(sent) + 64)
+	json.HTMLEscape(&esc, sent)
+	return sent, esc.Bytes(), nil
 }
 
 func digest(b []byte) string {

@@ -83,6 +83,11 @@ func ops(t *testing.T, svc *service.Service) []op {
 				func(r engine.Result) engine.Result { return r })
 			return a.AuditID, a.Result.Drug != "", err
 		}},
+		{"check-encoded", func(s *service.Service) (string, bool, error) {
+			a, err := service.CheckEncoded(context.Background(), s, call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
+				func(r engine.Result) engine.Result { return r })
+			return a.AuditID, a.Result.Value.Drug != "" && len(a.Result.JSON) > 0, err
+		}},
 		{"check-many", func(s *service.Service) (string, bool, error) {
 			a, err := service.CheckMany(context.Background(), s, call,
 				service.MedicationList{Drugs: []string{"clopidogrel", "warfarin"}},

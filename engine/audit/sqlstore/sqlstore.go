@@ -106,6 +106,13 @@ type Options struct {
 	MustExist bool
 	// MaxBatch caps the entries of one transaction (DefaultMaxBatch).
 	MaxBatch int
+	// CommitWindow, when positive, lets a busy writer wait up to this long
+	// for more entries before it commits a batch: only when the batch
+	// found more than one entry already queued, so a lone append (an idle
+	// service) never waits. Every entry is still committed before its
+	// Append returns. Zero commits at once (batches then grow only while
+	// a commit is in flight).
+	CommitWindow time.Duration
 	// QueueSize is the number of entries that may wait for the writer
 	// (DefaultQueueSize); Append blocks (until its context ends) when the
 	// queue is full.

@@ -65,25 +65,51 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 // queued entry, then every entry already queued (up to MaxBatch), writes
 // them in one transaction and answers each caller. While a transaction
 // commits, new entries queue up and form the next batch: batches grow with
-// load and cost no added latency when the service is idle. After Close it
-// drains the queue and stops.
+// load and cost no added latency when the service is idle. With a
+// CommitWindow, a batch that found more than one entry waiting (the
+// service is busy) also waits up to the window for more before it
+// commits; a lone entry never waits. After Close it drains the queue and
+// stops.
 func (s *Store) writer() {
 	defer close(s.stopped)
 	defer s.closeInserts()
 	batch := make([]*pending, 0, s.opts.MaxBatch)
+	var window *time.Timer
 	for first := range s.queue {
 		batch = append(batch[:0], first)
+		open := true
 	fill:
 		for len(batch) < s.opts.MaxBatch {
 			select {
 			case p, ok := <-s.queue:
 				if !ok {
+					open = false
 					break fill
 				}
 				batch = append(batch, p)
 			default:
 				break fill
 			}
+		}
+		if w := s.opts.CommitWindow; w > 0 && open && len(batch) > 1 && len(batch) < s.opts.MaxBatch {
+			if window == nil {
+				window = time.NewTimer(w)
+			} else {
+				window.Reset(w)
+			}
+		wait:
+			for len(batch) < s.opts.MaxBatch {
+				select {
+				case p, ok := <-s.queue:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, p)
+				case <-window.C:
+					break wait
+				}
+			}
+			window.Stop()
 		}
 		s.commitBatch(batch)
 		clear(batch)

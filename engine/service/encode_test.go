@@ -1,0 +1,132 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/service"
+)
+
+// unescaped is v as httpx.WriteJSON encodes it, without the newline.
+func unescaped(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// TestCheckEncodedAuditsAsCheck: CheckEncoded writes the audit entry Check
+// writes, byte for byte, and returns the answer's bytes as sent; answers
+// holding characters that json.Marshal escapes for HTML (echoed input)
+// included.
+func TestCheckEncodedAuditsAsCheck(t *testing.T) {
+	svc, log := newService(t)
+	wire := func(r engine.Result) engine.Result { return r }
+	for _, req := range []engine.Request{
+		{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
+		{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": "*4/*4"}, State: "<Tamil & Nadu>"},
+		{Drug: "<b>clopidogrel</b> & co", Ethnicity: "a\u2028b"},
+		{Drug: "warfarin", Indication: "AF > 65 & <script>"},
+	} {
+		t.Run(req.Drug, func(t *testing.T) {
+			plain, err := service.Check(context.Background(), svc, call, req, wire)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			enc, err := service.CheckEncoded(context.Background(), svc, call, req, wire)
+			if err != nil {
+				t.Fatalf("CheckEncoded: %v", err)
+			}
+			want, _ := log.byID(plain.AuditID)
+			got, _ := log.byID(enc.AuditID)
+			strip := func(e audit.Entry) audit.Entry { e.ID, e.Sequence = "", 0; return e }
+			if diff := cmp.Diff(strip(want), strip(got)); diff != "" {
+				t.Errorf("audit entry (-Check +CheckEncoded):\n%s", diff)
+			}
+			t.Logf("answer holds HTML characters: %v", bytes.ContainsAny(enc.Result.JSON, "<>&"))
+			if diff := cmp.Diff(string(unescaped(t, plain.Result)), string(enc.Result.JSON)); diff != "" {
+				t.Errorf("sent bytes (-WriteJSON form +CheckEncoded):\n%s", diff)
+			}
+			if diff := cmp.Diff(string(unescaped(t, plain.Result)), string(unescaped(t, enc.Result.Value))); diff != "" {
+				t.Errorf("answer (-Check +CheckEncoded):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzEncodedMatchesMarshal is the differential test of the single
+// encoding: the unescaped form, HTML-escaped, is json.Marshal's form.
+func FuzzEncodedMatchesMarshal(f *testing.F) {
+	f.Add("clopidogrel", "<b>a & b</b>", "\u2028\u2029\xff\x00")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		v := struct {
+			A string         `json:"a"`
+			B []string       `json:"b"`
+			C map[string]any `json:"c,omitempty"`
+		}{A: a, B: []string{b, c}, C: map[string]any{a: b, c: 1.5}}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Skip()
+		}
+		got, err := service.EncodeAnswerForTest(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got.Audited)); diff != "" {
+			t.Errorf("audited (-json.Marshal +encodeAnswer):\n%s", diff)
+		}
+		if diff := cmp.Diff(string(unescaped(t, v)), string(got.Sent)); diff != "" {
+			t.Errorf("sent (-Encoder +encodeAnswer):\n%s", diff)
+		}
+	})
+}
+
+// nopLog accepts every entry and keeps none.
+type nopLog struct{}
+
+func (nopLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) { return e, nil }
+
+// BenchmarkCheckAnswer measures a check answered and audited (to a log
+// that keeps nothing) and encoded for sending: "twice" is Check followed
+// by the surface's own encoding (the answer encoded twice, as before
+// CheckEncoded), "once" is CheckEncoded.
+func BenchmarkCheckAnswer(b *testing.B) {
+	svc, _ := newService(&testing.T{})
+	svc = service.New(svc.Knowledge(), nil, nopLog{}, fixedClock)
+	req := engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285", "rs4986893"}, Indication: "acute coronary syndrome, PCI"}
+	wire := func(r engine.Result) engine.Result { return r }
+	b.Run("twice", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			a, err := service.Check(context.Background(), svc, call, req, wire)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(a.Result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("once", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := service.CheckEncoded(context.Background(), svc, call, req, wire); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
