@@ -105,7 +105,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	w := &batchWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
 	counter := &countingReader{r: in, h: sha256.New()}
 	prog := newProgress(stderr, size)
-	proc := labcsv.NewProcessor(kb, labcsv.Options{MaxRows: *maxRows, Wire: pgxapi.WireResult})
+	proc := labcsv.NewProcessor(kb, labcsv.Options{MaxRows: *maxRows, Wire: pgxapi.WireResult, NoDigest: true})
 	w.begin()
 	st, err := proc.Run(ctx, counter, func(c *labcsv.Chunk) error {
 		if err := w.rows(c); err != nil {

@@ -24,8 +24,9 @@ type streamWriter struct {
 	w      *bufio.Writer
 	ndjson bool
 	kb     *engine.Knowledge
-	buf    []byte
+	buf    []byte // scratch for an item that does not fit in w's free space
 	n      int
+	last   int // the size of the last item written
 }
 
 // begin writes the head of the JSON document, opening the array key.
@@ -43,20 +44,30 @@ func (s *streamWriter) begin(key string) {
 }
 
 // item writes one result; appendJSON appends it with the given kind
-// ("" inside the JSON document, kind on an NDJSON line).
+// ("" inside the JSON document, kind on an NDJSON line). The item is
+// built in place in the output buffer when the free space there holds an
+// item of the last one's size (a result is kilobytes: one copy less per
+// item), else in a scratch buffer kept for the next time.
 func (s *streamWriter) item(kind string, appendJSON func(buf []byte, kind string) []byte) error {
-	s.buf = s.buf[:0]
+	buf, inPlace := s.buf[:0], s.w.Available() >= s.last
+	if inPlace {
+		buf = s.w.AvailableBuffer()
+	}
 	if s.ndjson {
-		s.buf = appendJSON(s.buf, kind)
-		s.buf = append(s.buf, '\n')
+		buf = appendJSON(buf, kind)
+		buf = append(buf, '\n')
 	} else {
 		if s.n > 0 {
-			s.buf = append(s.buf, ',')
+			buf = append(buf, ',')
 		}
-		s.buf = appendJSON(s.buf, "")
+		buf = appendJSON(buf, "")
+	}
+	if !inPlace {
+		s.buf = buf
 	}
 	s.n++
-	if _, err := s.w.Write(s.buf); err != nil {
+	s.last = len(buf)
+	if _, err := s.w.Write(buf); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil

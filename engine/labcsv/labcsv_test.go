@@ -3,7 +3,9 @@ package labcsv
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -431,4 +433,42 @@ func FuzzParseVariants(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNoDigest: Options.NoDigest changes nothing but ResultDigest, which
+// is empty; without it every result's digest is the SHA-256 of its bytes.
+func TestNoDigest(t *testing.T) {
+	kb, err := knowledge.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := Header + "\nclopidogrel,rs4244285,Tamil Nadu,,PCI,p1\nwarfarin,,Kerala,,,p2\n,,,,,p3\ncodeine,rs3892097:hom,,,pain,p4\n"
+	run := func(noDigest bool) []Row {
+		var rows []Row
+		proc := NewProcessor(kb, Options{Workers: 2, ChunkRows: 2, NoDigest: noDigest, Wire: func(r engine.Result) any { return r }})
+		if _, err := proc.Run(context.Background(), strings.NewReader(data), func(c *Chunk) error {
+			rows = append(rows, c.Rows...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	with, without := run(false), run(true)
+	for i := range with {
+		r := &with[i]
+		if r.OK {
+			sum := sha256.Sum256(r.Result)
+			if want := "sha256:" + hex.EncodeToString(sum[:]); r.ResultDigest != want {
+				t.Errorf("row %d: digest %q, want %q", r.Row, r.ResultDigest, want)
+			}
+		}
+		if without[i].ResultDigest != "" {
+			t.Errorf("row %d: digest %q with NoDigest", r.Row, without[i].ResultDigest)
+		}
+		r.ResultDigest = ""
+	}
+	if diff := cmp.Diff(with, without); diff != "" {
+		t.Errorf("rows differ beyond the digest (-with +without):\n%s", diff)
+	}
 }

@@ -55,6 +55,11 @@ type Options struct {
 	// Wire maps a row's result to the value encoded as the row's result
 	// JSON: the REST wire form (pgxapi.WireResult). Required.
 	Wire func(engine.Result) any
+	// NoDigest leaves Row.ResultDigest empty. Only for a caller that
+	// neither audits nor shows the digest ("pgxsafety batch", which writes
+	// no audit entry): hashing every result costs a few per cent of a
+	// row's CPU. The service's audited batch never sets it.
+	NoDigest bool
 }
 
 // Processor evaluates lab CSV files. It is safe for concurrent use;
@@ -112,7 +117,7 @@ type Row struct {
 	// Result is the compact JSON of the row's result in its wire form
 	// (Options.Wire; read only; it
 	// may be shared with other rows). ResultDigest is "sha256:" and the
-	// hex SHA-256 of exactly these bytes.
+	// hex SHA-256 of exactly these bytes ("" with Options.NoDigest).
 	Result          []byte
 	ResultDigest    string
 	OverallSeverity string
@@ -232,6 +237,7 @@ func (p *Processor) Run(ctx context.Context, r io.Reader, emit func(*Chunk) erro
 		go func(w int) {
 			defer wg.Done()
 			ev := newRowEvaluator(p.kb, cache, p.opts.Wire)
+			ev.noDigest = p.opts.NoDigest
 			for c := range work {
 				c.Rows = make([]Row, len(c.records))
 				for i := range c.records {
@@ -320,10 +326,12 @@ type rowEvaluator struct {
 	kb    *engine.Knowledge
 	cache *resultCache
 	wire  func(engine.Result) any
-	buf   bytes.Buffer
-	enc   *json.Encoder
-	key   []byte
-	hits  int
+	// noDigest: Options.NoDigest.
+	noDigest bool
+	buf      bytes.Buffer
+	enc      *json.Encoder
+	key      []byte
+	hits     int
 }
 
 func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
@@ -431,8 +439,12 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 	}
 	b := bytes.TrimSuffix(ev.buf.Bytes(), []byte("\n"))
 	result := append(make([]byte, 0, len(b)), b...)
-	sum := sha256.Sum256(result)
-	return &cachedResult{result: result, digest: "sha256:" + hex.EncodeToString(sum[:]), severity: res.OverallSeverity}
+	cr := &cachedResult{result: result, severity: res.OverallSeverity}
+	if !ev.noDigest {
+		sum := sha256.Sum256(result)
+		cr.digest = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return cr
 }
 
 // splitVariants splits the variants column: rsIDs separated by

@@ -50,6 +50,7 @@ type CSVFile struct {
 
 // NewCSVBatch starts a lab CSV batch read with opts.
 func (s *Service) NewCSVBatch(call Call, file CSVFile, opts labcsv.Options) *CSVBatch {
+	opts.NoDigest = false // each chunk entry holds every row's result digest
 	return &CSVBatch{s: s, call: call, file: file, proc: labcsv.NewProcessor(s.kb, opts)}
 }
 

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchCSVDistinctInputs is benchCSV with the data row number appended
+// to the indication, so that no two rows share an engine input (benchCSV's
+// rows differ only in patient_ref, which the engine does not read: its
+// 64 drug/variant/state/indication inputs repeat, and the per-run result
+// cache answers all but the first of each).
+func benchCSVDistinctInputs(rows int) []byte {
+	lines := bytes.SplitAfter(benchCSV(rows), []byte("\n"))
+	var b bytes.Buffer
+	b.Write(lines[0])
+	for i, l := range lines[1:] {
+		if len(l) == 0 {
+			continue
+		}
+		// drug,variants,state,ethnicity,indication,patient_ref\n
+		cut := bytes.LastIndexByte(l, ',')
+		fmt.Fprintf(&b, "%s (row %d)%s", l[:cut], i+1, l[cut:])
+	}
+	return b.Bytes()
+}
+
+// BenchmarkCLIBatch measures "pgxsafety batch FILE --format ndjson"
+// end to end in the process (knowledge load, read, evaluate on all cores,
+// NDJSON output to a discarded standard output) and reports rows/s. The
+// files: "patient-distinct", the bench command's CSV (every row its own
+// patient_ref, 64 distinct engine inputs); "input-distinct", the same with
+// the row number in the indication (every row evaluated). For CPU per row,
+// run with a fixed count and compare user time, e.g.
+//
+//	go test -c -o /tmp/cmd.test ./cmd/pgxsafety
+//	/tmp/cmd.test -test.run '^$' -test.bench 'CLIBatch/input' -test.benchtime 3x
+func BenchmarkCLIBatch(b *testing.B) {
+	const rows = 20000
+	for _, bc := range []struct {
+		name string
+		data []byte
+	}{{"patient-distinct", benchCSV(rows)}, {"input-distinct", benchCSVDistinctInputs(rows)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "rows.csv")
+			if err := os.WriteFile(path, bc.data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(bc.data)))
+			n := 0
+			for b.Loop() {
+				if err := run(context.Background(), []string{"batch", path, "--format", "ndjson"}, io.Discard, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				n += rows
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
