@@ -82,11 +82,24 @@ type evaluation struct {
 	// forms caches lookupValues per gene outside HLA allele-status rows
 	// (the genotype does not change during an evaluation); read only.
 	forms map[string][]string
+	// st is the request's state (Knowledge.State), looked up once.
+	st           *State
+	stOK, stDone bool
+}
+
+// state returns Knowledge.State of the request's state, looking it up
+// once per evaluation.
+func (ev *evaluation) state() (*State, bool) {
+	if !ev.stDone {
+		ev.st, ev.stOK = ev.kb.State(ev.req.State)
+		ev.stDone = true
+	}
+	return ev.st, ev.stOK
 }
 
 // evaluate answers req. gt is nil for a full answer; a re-check of an
 // alternative passes the genotype already interpreted and gets only the
-// genotype alerts. The drug is read with ReadDrug; a combination (more
+// genotype alerts (DrugRecognised, Alerts, OverallSeverity). The drug is read with ReadDrug; a combination (more
 // than one covered drug) is answered by evaluating each covered drug and
 // merging the answers (combination.go).
 func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
@@ -135,14 +148,18 @@ func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, wit
 	if ev.gt == nil {
 		ev.gt = k.InterpretGenotype(req)
 	}
-	res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
-	res.Warnings = append(res.Warnings, ev.gt.Warnings...)
-	if len(ev.gt.Unrecognised) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d variant(s) are not in any CPIC allele definition or the tracked panel and were not used: %s",
-			len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
+	if withAlternatives {
+		// A re-check of an alternative reads only DrugRecognised, Alerts
+		// and OverallSeverity: the genotype's own lists are left out.
+		res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
+		res.Warnings = append(res.Warnings, ev.gt.Warnings...)
+		if len(ev.gt.Unrecognised) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"%d variant(s) are not in any CPIC allele definition or the tracked panel and were not used: %s",
+				len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
+		}
+		res.Genotype = ev.genotypeCalls()
 	}
-	res.Genotype = ev.genotypeCalls()
 
 	var d *Drug
 	ok := false
@@ -241,25 +258,31 @@ func (ev *evaluation) drugGenes() []string {
 	if ev.genes != nil {
 		return ev.genes
 	}
-	ev.genes = ev.computeDrugGenes()
+	ev.genes = ev.kb.idx.drugGenes[ev.drug]
+	if ev.genes == nil {
+		ev.genes = ev.kb.computeDrugGenes(ev.drug)
+	}
 	return ev.genes
 }
 
-func (ev *evaluation) computeDrugGenes() []string {
+// computeDrugGenes is drugGenes of drug d, computed at Build for every
+// drug of the knowledge (index.drugGenes); the slices are shared and
+// read only.
+func (k *Knowledge) computeDrugGenes(d *Drug) []string {
 	set := map[string]bool{}
-	for _, r := range ev.kb.RecommendationsFor(ev.drug.Name) {
+	for _, r := range k.RecommendationsFor(d.Name) {
 		for _, g := range r.Genes {
 			set[g] = true
 		}
 	}
-	for _, p := range ev.drug.Pairs {
+	for _, p := range d.Pairs {
 		if p.CPICLevel == "A" || p.CPICLevel == "A/B" || p.CPICLevel == "B" {
 			set[p.Gene] = true
 		}
 	}
-	if ev.drug.Name == "warfarin" && ev.kb.Warfarin != nil {
-		for _, g := range ev.kb.Warfarin.Genes {
-			if _, ok := ev.kb.Gene(g); ok {
+	if d.Name == "warfarin" && k.Warfarin != nil {
+		for _, g := range k.Warfarin.Genes {
+			if _, ok := k.Gene(g); ok {
 				set[g] = true
 			}
 		}
@@ -621,8 +644,15 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		}
 	}
 	ev.variantOf(&a)
-	verb := map[Severity]string{SeverityHigh: "avoid or use an alternative", SeverityModerate: "change the dose or monitor",
-		SeverityInfo: "no dose or drug change, with the note shown"}[sev]
+	verb := ""
+	switch sev {
+	case SeverityHigh:
+		verb = "avoid or use an alternative"
+	case SeverityModerate:
+		verb = "change the dose or monitor"
+	case SeverityInfo:
+		verb = "no dose or drug change, with the note shown"
+	}
 	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
 	return a
 }
@@ -868,7 +898,7 @@ func (ev *evaluation) populationAlerts() {
 		return
 	}
 	ic := &ev.res.IndianContext
-	st, _ := ev.kb.State(ev.req.State)
+	st, _ := ev.state()
 	for _, r := range stateRisks(st) {
 		if !contains(r.Drugs, ev.drug.Name) {
 			continue
@@ -976,11 +1006,24 @@ func stateRisks(st *State) []StateRisk {
 }
 
 func sortAlerts(as []Alert) {
-	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2, CategoryNotInterpreted: 3}
 	sort.SliceStable(as, func(i, j int) bool {
 		if as[i].severity != as[j].severity {
 			return as[i].severity > as[j].severity
 		}
-		return rank[as[i].Category] < rank[as[j].Category]
+		return categoryRank(as[i].Category) < categoryRank(as[j].Category)
 	})
+}
+
+// categoryRank orders alerts of one severity by category; an unknown
+// category ranks first (0), as a missing map key did.
+func categoryRank(c string) int {
+	switch c {
+	case CategoryUnknown:
+		return 1
+	case CategoryPopulationRisk:
+		return 2
+	case CategoryNotInterpreted:
+		return 3
+	}
+	return 0
 }

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// normaliseKeyReference is normaliseKey before its ASCII path.
+func normaliseKeyReference(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.ReplaceAll(s, "&", " and ")
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// normaliseDrugNameReference is NormaliseDrugName before its one-word path.
+func normaliseDrugNameReference(s string) string {
+	fields := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
+	if len(fields) <= 1 {
+		return strings.Join(fields, " ")
+	}
+	out := fields[:0:0]
+	for _, f := range fields {
+		if !saltWords[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = fields
+	}
+	return strings.Join(out, " ")
+}
+
+// FuzzNormaliseKey holds normaliseKey and NormaliseDrugName, with their
+// fast paths for plain ASCII, to the general code they skip.
+func FuzzNormaliseKey(f *testing.F) {
+	for _, s := range []string{"", " ", "Tamil Nadu", "tamil nadu", "tamil  nadu", " tamil", "tamil ", "Jammu & Kashmir", "Daman_and-Diu", "KERALA", "ΚELVIN", "\u212a", "İstanbul", "a\tb", "clopidogrel", "Clopidogrel", "clopidogrel bisulfate", "\x85x", "x\u00a0y", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := normaliseKey(s), normaliseKeyReference(s); got != want {
+			t.Fatalf("normaliseKey(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := NormaliseDrugName(s), normaliseDrugNameReference(s); got != want {
+			t.Fatalf("NormaliseDrugName(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
