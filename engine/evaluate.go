@@ -410,7 +410,7 @@ func recSeverity(r *Recommendation) Severity {
 	return SeverityNone
 }
 
-// matchRecs returns the recommendation rows of one population that match
+// matchRecs returns the drug's recommendation rows of one population that match
 // the patient, one per consistent combination of lookup values.
 //
 // A gene the input says nothing about matches "No Result" rows. Where the
@@ -418,24 +418,17 @@ func recSeverity(r *Recommendation) Severity {
 // normal result of that gene is used, so the advice follows the genes that
 // were given; preTestAlerts asks for the missing gene, and the returned
 // assumptions say so.
-func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommendation, []string) {
+func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 	var out []*Recommendation
-	noResultRow := map[string]bool{}
-	for _, r := range recs {
-		if r.Population != pop {
-			continue
-		}
-		for _, g := range r.Genes {
-			if r.Lookup[g] == "No Result" {
-				noResultRow[g] = true
-			}
-		}
+	// The drug's rows of pop, and the genes they look up as "No Result",
+	// indexed at Build.
+	var noResultRow map[string]bool
+	var rows []*Recommendation
+	if dp := ev.kb.idx.pops[ev.drug.Name]; dp != nil {
+		noResultRow, rows = dp.noResult[pop], dp.rows[pop]
 	}
-	assumed := map[string]bool{}
-	for _, r := range recs {
-		if r.Population != pop {
-			continue
-		}
+	var assumed map[string]bool
+	for _, r := range rows {
 		ok := true
 		given := 0
 		var rowAssumed []string
@@ -470,6 +463,9 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommen
 		if ok && given > 0 {
 			out = append(out, r)
 			for _, g := range rowAssumed {
+				if assumed == nil {
+					assumed = map[string]bool{}
+				}
 				assumed[g] = true
 			}
 		}
@@ -511,7 +507,7 @@ func (ev *evaluation) genotypeAlerts() {
 	bestSev := Severity(-1)
 	ambiguous := false
 	for _, p := range pops {
-		rows, notes := ev.matchRecs(recs, p)
+		rows, notes := ev.matchRecs(p)
 		for _, r := range rows {
 			if !informative(r) {
 				continue

@@ -40,6 +40,43 @@ type index struct {
 	altDrugs map[string]*Drug
 	// drugGenes is computeDrugGenes of every drug.
 	drugGenes map[*Drug][]string
+	// pops holds, per drug with recommendations, its rows by population.
+	pops map[string]*drugPopulations
+}
+
+// drugPopulations are a drug's recommendation rows by guideline population,
+// read once at Build (SelectPopulation, matchRecs).
+type drugPopulations struct {
+	all  []string        // the populations, sorted
+	set  map[string]bool // the same, as a set
+	rows map[string][]*Recommendation
+	// noResult[pop][gene] is true when a row of pop looks gene up as
+	// "No Result".
+	noResult map[string]map[string]bool
+}
+
+// buildPopulations indexes every drug's rows by population.
+func buildPopulations(recs map[string][]*Recommendation) map[string]*drugPopulations {
+	out := make(map[string]*drugPopulations, len(recs))
+	for drug, rs := range recs {
+		dp := &drugPopulations{set: map[string]bool{}, rows: map[string][]*Recommendation{}, noResult: map[string]map[string]bool{}}
+		for _, r := range rs {
+			if !dp.set[r.Population] {
+				dp.set[r.Population] = true
+				dp.all = append(dp.all, r.Population)
+				dp.noResult[r.Population] = map[string]bool{}
+			}
+			dp.rows[r.Population] = append(dp.rows[r.Population], r)
+			for _, g := range r.Genes {
+				if r.Lookup[g] == "No Result" {
+					dp.noResult[r.Population][g] = true
+				}
+			}
+		}
+		sort.Strings(dp.all)
+		out[drug] = dp
+	}
+	return out
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -132,6 +169,7 @@ func (k *Knowledge) Build() error {
 	k.idx = ix
 	ix.names = k.buildNameIndex()
 	ix.indication = k.buildIndicationIndex()
+	ix.pops = buildPopulations(ix.recs)
 	ix.drugGenes = make(map[*Drug][]string, len(k.Drugs))
 	for i := range k.Drugs {
 		ix.drugGenes[&k.Drugs[i]] = k.computeDrugGenes(&k.Drugs[i])

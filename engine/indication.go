@@ -157,15 +157,11 @@ const (
 // the drug for the naive / >3 months rows. A drug with one population
 // gets it with Decided true and no reason.
 func (k *Knowledge) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
-	set := map[string]bool{}
-	for _, r := range k.RecommendationsFor(drug) {
-		set[r.Population] = true
+	var set map[string]bool
+	all := []string{}
+	if dp := k.idx.pops[drug]; dp != nil {
+		set, all = dp.set, append(all, dp.all...)
 	}
-	all := make([]string, 0, len(set))
-	for p := range set {
-		all = append(all, p)
-	}
-	sort.Strings(all)
 	ch := PopulationChoice{Populations: all}
 	if len(all) <= 1 {
 		ch.Decided = true
