@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file is the one allele matcher of the engine. It works in VCF space:
@@ -160,6 +161,19 @@ type defIndex struct {
 	// reference site there; skip has the ignored alleles' bits.
 	hasCell, refMismatch [][]uint64
 	skip                 []uint64
+	// sitePool holds *[]site of len(Positions) for callGene (a CYP2D6
+	// call needs 156 sites; they do not outlive the call).
+	sitePool sync.Pool
+}
+
+// getSites returns zeroed sites for one call of the gene.
+func (di *defIndex) getSites() *[]site {
+	if v, ok := di.sitePool.Get().(*[]site); ok {
+		clear(*v)
+		return v
+	}
+	s := make([]site, len(di.def.Positions))
+	return &s
 }
 
 type matchAllele struct {
@@ -423,9 +437,9 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 
 // site is the sample's genotype at one definition position.
 type site struct {
-	missing bool
-	partial bool     // one allele is a no-call ("1/."); the other is "."
 	alleles []string // one (haploid) or two strings; strand order when phased
+	missing bool
+	partial bool // one allele is a no-call ("1/."); the other is "."
 	phased  bool
 	refSeen bool
 }
@@ -460,7 +474,9 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 	male := strings.EqualFold(opt.Sex, "male")
 	hemiChrom := d.Chromosome == "chrX" && male
 	absentAsDefault := opt.AbsentAsDefault[d.Gene]
-	sites := make([]site, len(d.Positions))
+	sp := di.getSites()
+	defer di.sitePool.Put(sp)
+	sites := *sp
 	allPhased, anyCalled := true, false
 	haploid, diploid := 0, 0
 	for i, p := range d.Positions {
