@@ -91,9 +91,12 @@ func (ev *evaluation) alternatives() {
 				continue
 			}
 			seen[name] = true
-			alt := ev.req
-			alt.Drug = name
-			sub := ev.kb.evaluate(alt, ev.gt)
+			var sub Result
+			if _, covered := ev.kb.Drug(name); covered {
+				alt := ev.req
+				alt.Drug = name
+				sub = ev.kb.evaluate(alt, ev.gt)
+			} // else the re-check would only say DrugRecognised false
 			if !sub.DrugRecognised {
 				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{
 					Name: name,

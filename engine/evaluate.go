@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -346,6 +348,35 @@ func (ev *evaluation) geneValues(gene string) []string {
 	return out
 }
 
+// hasForm reports whether v is one of diplotypeForms(d), without
+// building them.
+func hasForm(d Diplotype, v string) bool {
+	if v == d.Call.Phenotype || d.Call.ActivityScore != "" && v == d.Call.ActivityScore {
+		return true
+	}
+	if joinedIs(v, d.Alleles...) {
+		return true
+	}
+	return len(d.Alleles) == 2 && joinedIs(v, d.Alleles[1], d.Alleles[0])
+}
+
+// joinedIs reports whether v is strings.Join(parts, "/").
+func joinedIs(v string, parts ...string) bool {
+	for i, p := range parts {
+		if i > 0 {
+			if v == "" || v[0] != '/' {
+				return false
+			}
+			v = v[1:]
+		}
+		if !strings.HasPrefix(v, p) {
+			return false
+		}
+		v = v[len(p):]
+	}
+	return v == ""
+}
+
 func (ev *evaluation) diplotypeForms(d Diplotype) []string {
 	out := []string{d.Call.Phenotype, d.String()}
 	if d.Call.ActivityScore != "" {
@@ -620,7 +651,7 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		call := GenotypeCall{Gene: g}
 		if gg := ev.gt.Genes[g]; gg != nil {
 			for _, d := range gg.Diplotypes {
-				if contains(ev.diplotypeForms(d), v) {
+				if hasForm(d, v) {
 					call.Diplotype, call.Phenotype, call.ActivityScore = d.String(), d.Call.Phenotype, d.Call.ActivityScore
 					break
 				}
@@ -1002,11 +1033,11 @@ func stateRisks(st *State) []StateRisk {
 }
 
 func sortAlerts(as []Alert) {
-	sort.SliceStable(as, func(i, j int) bool {
-		if as[i].severity != as[j].severity {
-			return as[i].severity > as[j].severity
+	slices.SortStableFunc(as, func(a, b Alert) int {
+		if a.severity != b.severity {
+			return cmp.Compare(b.severity, a.severity)
 		}
-		return categoryRank(as[i].Category) < categoryRank(as[j].Category)
+		return cmp.Compare(categoryRank(a.Category), categoryRank(b.Category))
 	})
 }
 
