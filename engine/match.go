@@ -455,6 +455,30 @@ func posLabel(d *GeneDefinition, p DefinedPosition) string {
 	return l
 }
 
+// observationLabel is label+" "+gtString(alleles, phased), built in one
+// allocation.
+func observationLabel(label string, alleles []string, phased bool) string {
+	n := len(label) + len(alleles)
+	for _, a := range alleles {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(label)
+	b.WriteByte(' ')
+	for i, a := range alleles {
+		if i > 0 {
+			if phased {
+				b.WriteByte('|')
+			} else {
+				b.WriteByte('/')
+			}
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
 // gtString writes observed alleles as a genotype for messages.
 func gtString(alleles []string, phased bool) string {
 	sep := "/"
@@ -564,7 +588,7 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 			diploid++
 		}
 		if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
-			gc.Observations = append(gc.Observations, di.labels[i]+" "+gtString(s.alleles, s.phased))
+			gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
 		}
 	}
 	for _, p := range d.RequiredPositions {
@@ -654,7 +678,7 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 	if len(o.GT) == 0 {
 		return site{missing: true}, ""
 	}
-	var alleles []string
+	alleles := make([]string, 0, min(len(o.GT), 2))
 	nocall := 0
 	for _, g := range o.GT {
 		if g < 0 {

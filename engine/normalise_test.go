@@ -78,3 +78,19 @@ func FuzzHasFormMatchesForms(f *testing.F) {
 		}
 	})
 }
+
+// FuzzObservationLabel holds observationLabel to the concatenation it
+// replaces.
+func FuzzObservationLabel(f *testing.F) {
+	f.Add("chr10:94781859 rs4244285", "G", "A", true, true)
+	f.Add("", "", "", false, false)
+	f.Fuzz(func(t *testing.T, label, a, b string, two, phased bool) {
+		alleles := []string{a}
+		if two {
+			alleles = append(alleles, b)
+		}
+		if got, want := observationLabel(label, alleles, phased), label+" "+gtString(alleles, phased); got != want {
+			t.Fatalf("%q, want %q", got, want)
+		}
+	})
+}
