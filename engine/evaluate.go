@@ -455,22 +455,24 @@ func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 	// indexed at Build.
 	var noResultRow map[string]bool
 	var rows []*Recommendation
+	var keys [][]recKey
 	if dp := ev.kb.idx.pops[ev.drug.Name]; dp != nil {
-		noResultRow, rows = dp.noResult[pop], dp.rows[pop]
+		noResultRow, rows, keys = dp.noResult[pop], dp.rows[pop], dp.keys[pop]
 	}
 	var assumed map[string]bool
-	for _, r := range rows {
+	for ri, r := range rows {
 		ok := true
 		given := 0
 		var rowAssumed []string
-		for _, g := range r.Genes {
-			vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+		for _, rk := range keys[ri] {
+			g := rk.gene
+			vals := ev.lookupValues(g, rk.lookup, rk.lookupType)
 			unknown := len(vals) == 1 && vals[0] == "No Result"
 			if !unknown {
 				given++
 			}
 			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
-				if !normalValue(r.Lookup[g]) {
+				if !normalValue(rk.lookup) {
 					ok = false
 					break
 				}
@@ -479,7 +481,7 @@ func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 			}
 			found := false
 			for _, v := range vals {
-				if v == r.Lookup[g] {
+				if v == rk.lookup {
 					found = true
 				}
 			}

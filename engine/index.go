@@ -50,16 +50,22 @@ type drugPopulations struct {
 	all  []string        // the populations, sorted
 	set  map[string]bool // the same, as a set
 	rows map[string][]*Recommendation
+	// keys[pop][i] are, for rows[pop][i], each gene (in the row's order)
+	// with its lookup value and lookup type.
+	keys map[string][][]recKey
 	// noResult[pop][gene] is true when a row of pop looks gene up as
 	// "No Result".
 	noResult map[string]map[string]bool
 }
 
+// recKey is one gene of a recommendation row with what the row looks up.
+type recKey struct{ gene, lookup, lookupType string }
+
 // buildPopulations indexes every drug's rows by population.
 func buildPopulations(recs map[string][]*Recommendation) map[string]*drugPopulations {
 	out := make(map[string]*drugPopulations, len(recs))
 	for drug, rs := range recs {
-		dp := &drugPopulations{set: map[string]bool{}, rows: map[string][]*Recommendation{}, noResult: map[string]map[string]bool{}}
+		dp := &drugPopulations{set: map[string]bool{}, rows: map[string][]*Recommendation{}, keys: map[string][][]recKey{}, noResult: map[string]map[string]bool{}}
 		for _, r := range rs {
 			if !dp.set[r.Population] {
 				dp.set[r.Population] = true
@@ -67,6 +73,11 @@ func buildPopulations(recs map[string][]*Recommendation) map[string]*drugPopulat
 				dp.noResult[r.Population] = map[string]bool{}
 			}
 			dp.rows[r.Population] = append(dp.rows[r.Population], r)
+			rk := make([]recKey, len(r.Genes))
+			for i, g := range r.Genes {
+				rk[i] = recKey{g, r.Lookup[g], r.LookupType[g]}
+			}
+			dp.keys[r.Population] = append(dp.keys[r.Population], rk)
 			for _, g := range r.Genes {
 				if r.Lookup[g] == "No Result" {
 					dp.noResult[r.Population][g] = true

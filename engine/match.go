@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -904,7 +906,7 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 		k.slco1b1Fallback(di, sites, gc)
 		return
 	}
-	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
 	// Sub-alleles (SLCO1B1 *45.001, *45.002) are reported as their allele.
 	seen := map[string]bool{}
 	var top, alts []CalledDiplotype
