@@ -56,6 +56,13 @@ func (ev *evaluation) indianContext() {
 	}
 	if ev.drug != nil {
 		genes := ev.drugGenes()
+		n := 0
+		for _, v := range ev.kb.Variants {
+			if contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
+				n++
+			}
+		}
+		ic.PopulationFrequencies = make([]PopulationFrequency, 0, n)
 		for _, v := range ev.kb.Variants {
 			if !contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
 				continue
