@@ -1055,6 +1055,16 @@ func pairNames(di *defIndex, p pair) []string {
 
 // diplotypeKey is an order-free key of a diplotype.
 func diplotypeKey(n []string) string {
+	switch len(n) {
+	case 1:
+		return n[0]
+	case 2:
+		// sort.Strings of two, joined, in one allocation.
+		if n[1] < n[0] {
+			return n[1] + "\x00" + n[0]
+		}
+		return n[0] + "\x00" + n[1]
+	}
 	c := append([]string(nil), n...)
 	sort.Strings(c)
 	return strings.Join(c, "\x00")
