@@ -24,33 +24,6 @@ func candidatesReference(di *defIndex, sites []site, nonRef []int) []cand {
 	return cands
 }
 
-// cellAtReference is callPairs' cell lookup before the dense cell table.
-func cellAtReference(di *defIndex, ai, i int) string {
-	for _, c := range di.alleles[ai].cells {
-		if c.i == i {
-			return c.allele
-		}
-	}
-	return di.refCells[i]
-}
-
-// DiffCellTables compares every gene's dense cell table with the linear
-// lookup it replaces; it returns the first difference, or "".
-func DiffCellTables(k *Knowledge) string {
-	for _, g := range k.idx.defGenes {
-		di := k.idx.defs[g]
-		n := len(di.def.Positions)
-		for ai := range di.alleles {
-			for i := range n {
-				if got, want := di.cellTab[ai*n+i], cellAtReference(di, ai, i); got != want {
-					return fmt.Sprintf("%s %s position %d: table %q, cells %q", g, di.alleles[ai].name, i, got, want)
-				}
-			}
-		}
-	}
-	return ""
-}
-
 // DiffCandidates builds random sites for every gene from seed (mostly
 // homozygous reference, with the non-reference cells of one or two
 // random alleles, no-calls, haploid and undocumented bases) and compares

@@ -152,9 +152,6 @@ type defIndex struct {
 	// position read as the default allele (diploid, and hemizygous); they
 	// are shared and never written.
 	defaultSites, defaultHemi [][]string
-	// cellTab[ai*len(Positions)+i] is allele ai's base at position i (its
-	// first cell there, else the reference cell).
-	cellTab []string
 	// words is the length of the allele bitsets below (64 alleles a word).
 	words int
 	// hasCell[i] has bit ai set when allele ai has a cell at position i;
@@ -269,8 +266,9 @@ func buildDefinitions(k *Knowledge) (map[string]*defIndex, map[string]map[int][]
 	return defs, byPos, nil
 }
 
-// prepare derives the per-position labels, default sites, the dense cell
-// table and the allele bitsets from an indexed definition.
+// prepare derives the per-position labels, default sites and the allele
+// bitsets from an indexed definition (bitsets hold no pointers, so they
+// add nothing to the garbage collector's marking of the knowledge).
 func (di *defIndex) prepare(ord int) {
 	d := di.def
 	n := len(d.Positions)
@@ -285,7 +283,6 @@ func (di *defIndex) prepare(ord int) {
 		di.defaultHemi[i] = []string{ref}[:1:1]
 	}
 	di.words = (len(di.alleles) + 63) / 64
-	di.cellTab = make([]string, len(di.alleles)*n)
 	di.hasCell = make([][]uint64, n)
 	di.refMismatch = make([][]uint64, n)
 	for i := range n {
@@ -299,13 +296,7 @@ func (di *defIndex) prepare(ord int) {
 		if a.ignored {
 			di.skip[w] |= bit
 		}
-		row := di.cellTab[ai*n : (ai+1)*n]
-		copy(row, di.refCells)
-		set := make([]bool, n)
 		for _, c := range a.cells {
-			if !set[c.i] {
-				row[c.i], set[c.i] = c.allele, true
-			}
 			di.hasCell[c.i][w] |= bit
 			if !cellMatches(c.allele, di.refCells[c.i]) {
 				di.refMismatch[c.i][w] |= bit
@@ -852,8 +843,14 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 	}
 	var buf [16]cand
 	cands := di.candidates(sites, nonRef, buf[:0])
-	n := len(d.Positions)
-	cellAt := func(ai, i int) string { return di.cellTab[ai*n+i] }
+	cellAt := func(ai, i int) string {
+		for _, c := range di.alleles[ai].cells {
+			if c.i == i {
+				return c.allele
+			}
+		}
+		return di.refCells[i]
+	}
 	var pairs []pair
 	if haploid {
 		for _, c := range cands {

@@ -6,14 +6,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 )
 
-// TestCellTablesMatchCells holds the dense cell table built at Build to
-// the linear lookup over each allele's cells it replaces.
-func TestCellTablesMatchCells(t *testing.T) {
-	if d := engine.DiffCellTables(kb(t)); d != "" {
-		t.Fatal(d)
-	}
-}
-
 // FuzzCandidatesMatchReference holds the allele candidates the bitsets
 // leave to the plain loop running compatible on every allele, on random
 // sites of every gene.
