@@ -17,7 +17,7 @@ func (ev *evaluation) indianContext() {
 		TraditionalMedicine:   []HerbNote{},
 	}
 	if strings.TrimSpace(ev.req.State) != "" {
-		st, ok := ev.kb.State(ev.req.State)
+		st, ok := ev.state()
 		ic.StateRecognised = &ok
 		if ok {
 			ic.StateNormalised = st.Name
@@ -56,6 +56,13 @@ func (ev *evaluation) indianContext() {
 	}
 	if ev.drug != nil {
 		genes := ev.drugGenes()
+		n := 0
+		for _, v := range ev.kb.Variants {
+			if contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
+				n++
+			}
+		}
+		ic.PopulationFrequencies = make([]PopulationFrequency, 0, n)
 		for _, v := range ev.kb.Variants {
 			if !contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
 				continue
@@ -91,9 +98,12 @@ func (ev *evaluation) alternatives() {
 				continue
 			}
 			seen[name] = true
-			alt := ev.req
-			alt.Drug = name
-			sub := ev.kb.evaluate(alt, ev.gt)
+			var sub Result
+			if _, covered := ev.kb.Drug(name); covered {
+				alt := ev.req
+				alt.Drug = name
+				sub = ev.kb.evaluate(alt, ev.gt)
+			} // else the re-check would only say DrugRecognised false
 			if !sub.DrugRecognised {
 				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{
 					Name: name,
@@ -185,6 +195,19 @@ func (ev *evaluation) confidence() string {
 // citations adds one citation per supported field.
 func (ev *evaluation) citations() {
 	res := ev.res
+	// Room for every citation below, so the slice is allocated once (a
+	// bound only: append still grows it if the count is passed).
+	n := len(res.SaferAlternatives) + len(res.IndianContext.EndemicRisks) + len(res.IndianContext.PopulationFrequencies) +
+		len(ev.communities) + len(res.IndianContext.TraditionalMedicine)
+	for _, a := range res.Alerts {
+		n += 4
+		if r := ev.byAlert[a.ID]; r != nil {
+			n += len(r.PMIDs)
+		}
+	}
+	if len(res.SourceCitations) == 0 && n > cap(res.SourceCitations) {
+		res.SourceCitations = make([]Citation, 0, n)
+	}
 	cite := func(target CitationTarget, source, level, url string) {
 		if url == "" {
 			return // nothing to point at: the field stays uncited rather than cited falsely
@@ -236,7 +259,7 @@ func (ev *evaluation) citations() {
 			}
 		}
 	}
-	if st, ok := ev.kb.State(ev.req.State); ok {
+	if st, ok := ev.state(); ok {
 		n := 0
 		for _, r := range st.Risks {
 			if ev.drug == nil || !contains(r.Drugs, ev.drug.Name) {

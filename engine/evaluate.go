@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -82,11 +84,24 @@ type evaluation struct {
 	// forms caches lookupValues per gene outside HLA allele-status rows
 	// (the genotype does not change during an evaluation); read only.
 	forms map[string][]string
+	// st is the request's state (Knowledge.State), looked up once.
+	st           *State
+	stOK, stDone bool
+}
+
+// state returns Knowledge.State of the request's state, looking it up
+// once per evaluation.
+func (ev *evaluation) state() (*State, bool) {
+	if !ev.stDone {
+		ev.st, ev.stOK = ev.kb.State(ev.req.State)
+		ev.stDone = true
+	}
+	return ev.st, ev.stOK
 }
 
 // evaluate answers req. gt is nil for a full answer; a re-check of an
 // alternative passes the genotype already interpreted and gets only the
-// genotype alerts. The drug is read with ReadDrug; a combination (more
+// genotype alerts (DrugRecognised, Alerts, OverallSeverity). The drug is read with ReadDrug; a combination (more
 // than one covered drug) is answered by evaluating each covered drug and
 // merging the answers (combination.go).
 func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
@@ -135,14 +150,18 @@ func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, wit
 	if ev.gt == nil {
 		ev.gt = k.InterpretGenotype(req)
 	}
-	res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
-	res.Warnings = append(res.Warnings, ev.gt.Warnings...)
-	if len(ev.gt.Unrecognised) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d variant(s) are not in any CPIC allele definition or the tracked panel and were not used: %s",
-			len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
+	if withAlternatives {
+		// A re-check of an alternative reads only DrugRecognised, Alerts
+		// and OverallSeverity: the genotype's own lists are left out.
+		res.UnrecognisedVariants = append(res.UnrecognisedVariants, ev.gt.Unrecognised...)
+		res.Warnings = append(res.Warnings, ev.gt.Warnings...)
+		if len(ev.gt.Unrecognised) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"%d variant(s) are not in any CPIC allele definition or the tracked panel and were not used: %s",
+				len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
+		}
+		res.Genotype = ev.genotypeCalls()
 	}
-	res.Genotype = ev.genotypeCalls()
 
 	var d *Drug
 	ok := false
@@ -241,25 +260,31 @@ func (ev *evaluation) drugGenes() []string {
 	if ev.genes != nil {
 		return ev.genes
 	}
-	ev.genes = ev.computeDrugGenes()
+	ev.genes = ev.kb.idx.drugGenes[ev.drug]
+	if ev.genes == nil {
+		ev.genes = ev.kb.computeDrugGenes(ev.drug)
+	}
 	return ev.genes
 }
 
-func (ev *evaluation) computeDrugGenes() []string {
+// computeDrugGenes is drugGenes of drug d, computed at Build for every
+// drug of the knowledge (index.drugGenes); the slices are shared and
+// read only.
+func (k *Knowledge) computeDrugGenes(d *Drug) []string {
 	set := map[string]bool{}
-	for _, r := range ev.kb.RecommendationsFor(ev.drug.Name) {
+	for _, r := range k.RecommendationsFor(d.Name) {
 		for _, g := range r.Genes {
 			set[g] = true
 		}
 	}
-	for _, p := range ev.drug.Pairs {
+	for _, p := range d.Pairs {
 		if p.CPICLevel == "A" || p.CPICLevel == "A/B" || p.CPICLevel == "B" {
 			set[p.Gene] = true
 		}
 	}
-	if ev.drug.Name == "warfarin" && ev.kb.Warfarin != nil {
-		for _, g := range ev.kb.Warfarin.Genes {
-			if _, ok := ev.kb.Gene(g); ok {
+	if d.Name == "warfarin" && k.Warfarin != nil {
+		for _, g := range k.Warfarin.Genes {
+			if _, ok := k.Gene(g); ok {
 				set[g] = true
 			}
 		}
@@ -321,6 +346,35 @@ func (ev *evaluation) geneValues(gene string) []string {
 		out = append(out, ev.diplotypeForms(d)...)
 	}
 	return out
+}
+
+// hasForm reports whether v is one of diplotypeForms(d), without
+// building them.
+func hasForm(d Diplotype, v string) bool {
+	if v == d.Call.Phenotype || d.Call.ActivityScore != "" && v == d.Call.ActivityScore {
+		return true
+	}
+	if joinedIs(v, d.Alleles...) {
+		return true
+	}
+	return len(d.Alleles) == 2 && joinedIs(v, d.Alleles[1], d.Alleles[0])
+}
+
+// joinedIs reports whether v is strings.Join(parts, "/").
+func joinedIs(v string, parts ...string) bool {
+	for i, p := range parts {
+		if i > 0 {
+			if v == "" || v[0] != '/' {
+				return false
+			}
+			v = v[1:]
+		}
+		if !strings.HasPrefix(v, p) {
+			return false
+		}
+		v = v[len(p):]
+	}
+	return v == ""
 }
 
 func (ev *evaluation) diplotypeForms(d Diplotype) []string {
@@ -387,7 +441,7 @@ func recSeverity(r *Recommendation) Severity {
 	return SeverityNone
 }
 
-// matchRecs returns the recommendation rows of one population that match
+// matchRecs returns the drug's recommendation rows of one population that match
 // the patient, one per consistent combination of lookup values.
 //
 // A gene the input says nothing about matches "No Result" rows. Where the
@@ -395,35 +449,30 @@ func recSeverity(r *Recommendation) Severity {
 // normal result of that gene is used, so the advice follows the genes that
 // were given; preTestAlerts asks for the missing gene, and the returned
 // assumptions say so.
-func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommendation, []string) {
+func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 	var out []*Recommendation
-	noResultRow := map[string]bool{}
-	for _, r := range recs {
-		if r.Population != pop {
-			continue
-		}
-		for _, g := range r.Genes {
-			if r.Lookup[g] == "No Result" {
-				noResultRow[g] = true
-			}
-		}
+	// The drug's rows of pop, and the genes they look up as "No Result",
+	// indexed at Build.
+	var noResultRow map[string]bool
+	var rows []*Recommendation
+	var keys [][]recKey
+	if dp := ev.kb.idx.pops[ev.drug.Name]; dp != nil {
+		noResultRow, rows, keys = dp.noResult[pop], dp.rows[pop], dp.keys[pop]
 	}
-	assumed := map[string]bool{}
-	for _, r := range recs {
-		if r.Population != pop {
-			continue
-		}
+	var assumed map[string]bool
+	for ri, r := range rows {
 		ok := true
 		given := 0
 		var rowAssumed []string
-		for _, g := range r.Genes {
-			vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
+		for _, rk := range keys[ri] {
+			g := rk.gene
+			vals := ev.lookupValues(g, rk.lookup, rk.lookupType)
 			unknown := len(vals) == 1 && vals[0] == "No Result"
 			if !unknown {
 				given++
 			}
 			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
-				if !normalValue(r.Lookup[g]) {
+				if !normalValue(rk.lookup) {
 					ok = false
 					break
 				}
@@ -432,7 +481,7 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommen
 			}
 			found := false
 			for _, v := range vals {
-				if v == r.Lookup[g] {
+				if v == rk.lookup {
 					found = true
 				}
 			}
@@ -447,6 +496,9 @@ func (ev *evaluation) matchRecs(recs []*Recommendation, pop string) ([]*Recommen
 		if ok && given > 0 {
 			out = append(out, r)
 			for _, g := range rowAssumed {
+				if assumed == nil {
+					assumed = map[string]bool{}
+				}
 				assumed[g] = true
 			}
 		}
@@ -488,7 +540,7 @@ func (ev *evaluation) genotypeAlerts() {
 	bestSev := Severity(-1)
 	ambiguous := false
 	for _, p := range pops {
-		rows, notes := ev.matchRecs(recs, p)
+		rows, notes := ev.matchRecs(p)
 		for _, r := range rows {
 			if !informative(r) {
 				continue
@@ -601,7 +653,7 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		call := GenotypeCall{Gene: g}
 		if gg := ev.gt.Genes[g]; gg != nil {
 			for _, d := range gg.Diplotypes {
-				if contains(ev.diplotypeForms(d), v) {
+				if hasForm(d, v) {
 					call.Diplotype, call.Phenotype, call.ActivityScore = d.String(), d.Call.Phenotype, d.Call.ActivityScore
 					break
 				}
@@ -621,8 +673,15 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		}
 	}
 	ev.variantOf(&a)
-	verb := map[Severity]string{SeverityHigh: "avoid or use an alternative", SeverityModerate: "change the dose or monitor",
-		SeverityInfo: "no dose or drug change, with the note shown"}[sev]
+	verb := ""
+	switch sev {
+	case SeverityHigh:
+		verb = "avoid or use an alternative"
+	case SeverityModerate:
+		verb = "change the dose or monitor"
+	case SeverityInfo:
+		verb = "no dose or drug change, with the note shown"
+	}
 	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
 	return a
 }
@@ -868,7 +927,7 @@ func (ev *evaluation) populationAlerts() {
 		return
 	}
 	ic := &ev.res.IndianContext
-	st, _ := ev.kb.State(ev.req.State)
+	st, _ := ev.state()
 	for _, r := range stateRisks(st) {
 		if !contains(r.Drugs, ev.drug.Name) {
 			continue
@@ -976,11 +1035,24 @@ func stateRisks(st *State) []StateRisk {
 }
 
 func sortAlerts(as []Alert) {
-	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2, CategoryNotInterpreted: 3}
-	sort.SliceStable(as, func(i, j int) bool {
-		if as[i].severity != as[j].severity {
-			return as[i].severity > as[j].severity
+	slices.SortStableFunc(as, func(a, b Alert) int {
+		if a.severity != b.severity {
+			return cmp.Compare(b.severity, a.severity)
 		}
-		return rank[as[i].Category] < rank[as[j].Category]
+		return cmp.Compare(categoryRank(a.Category), categoryRank(b.Category))
 	})
+}
+
+// categoryRank orders alerts of one severity by category; an unknown
+// category ranks first (0), as a missing map key did.
+func categoryRank(c string) int {
+	switch c {
+	case CategoryUnknown:
+		return 1
+	case CategoryPopulationRisk:
+		return 2
+	case CategoryNotInterpreted:
+		return 3
+	}
+	return 0
 }

@@ -38,6 +38,56 @@ type index struct {
 	// recommendation gives as an alternative (nil: not a covered drug).
 	// The re-check of alternatives looks these names up on every check.
 	altDrugs map[string]*Drug
+	// drugGenes is computeDrugGenes of every drug.
+	drugGenes map[*Drug][]string
+	// pops holds, per drug with recommendations, its rows by population.
+	pops map[string]*drugPopulations
+}
+
+// drugPopulations are a drug's recommendation rows by guideline population,
+// read once at Build (SelectPopulation, matchRecs).
+type drugPopulations struct {
+	all  []string        // the populations, sorted
+	set  map[string]bool // the same, as a set
+	rows map[string][]*Recommendation
+	// keys[pop][i] are, for rows[pop][i], each gene (in the row's order)
+	// with its lookup value and lookup type.
+	keys map[string][][]recKey
+	// noResult[pop][gene] is true when a row of pop looks gene up as
+	// "No Result".
+	noResult map[string]map[string]bool
+}
+
+// recKey is one gene of a recommendation row with what the row looks up.
+type recKey struct{ gene, lookup, lookupType string }
+
+// buildPopulations indexes every drug's rows by population.
+func buildPopulations(recs map[string][]*Recommendation) map[string]*drugPopulations {
+	out := make(map[string]*drugPopulations, len(recs))
+	for drug, rs := range recs {
+		dp := &drugPopulations{set: map[string]bool{}, rows: map[string][]*Recommendation{}, keys: map[string][][]recKey{}, noResult: map[string]map[string]bool{}}
+		for _, r := range rs {
+			if !dp.set[r.Population] {
+				dp.set[r.Population] = true
+				dp.all = append(dp.all, r.Population)
+				dp.noResult[r.Population] = map[string]bool{}
+			}
+			dp.rows[r.Population] = append(dp.rows[r.Population], r)
+			rk := make([]recKey, len(r.Genes))
+			for i, g := range r.Genes {
+				rk[i] = recKey{g, r.Lookup[g], r.LookupType[g]}
+			}
+			dp.keys[r.Population] = append(dp.keys[r.Population], rk)
+			for _, g := range r.Genes {
+				if r.Lookup[g] == "No Result" {
+					dp.noResult[r.Population][g] = true
+				}
+			}
+		}
+		sort.Strings(dp.all)
+		out[drug] = dp
+	}
+	return out
 }
 
 // Build validates the minimal invariants the engine relies on and builds
@@ -130,6 +180,11 @@ func (k *Knowledge) Build() error {
 	k.idx = ix
 	ix.names = k.buildNameIndex()
 	ix.indication = k.buildIndicationIndex()
+	ix.pops = buildPopulations(ix.recs)
+	ix.drugGenes = make(map[*Drug][]string, len(k.Drugs))
+	for i := range k.Drugs {
+		ix.drugGenes[&k.Drugs[i]] = k.computeDrugGenes(&k.Drugs[i])
+	}
 	alt := map[string]*Drug{}
 	for _, r := range k.Recommendations {
 		for _, name := range r.Alternatives {
@@ -298,9 +353,23 @@ func (k *Knowledge) State(name string) (*State, bool) {
 	return s, ok
 }
 
+// plainLowerWord reports whether s is non-empty ASCII without upper-case
+// letters or white space.
+func plainLowerWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c >= 'A' && c <= 'Z' || c == ' ' || c >= '\t' && c <= '\r' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // normaliseKey lower-cases, replaces "&" by "and", and folds punctuation
 // and white space, for matching state and community names.
 func normaliseKey(s string) string {
+	if k, ok := normaliseASCIIKey(s); ok {
+		return k
+	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.ReplaceAll(s, "&", " and ")
 	var b strings.Builder
@@ -318,6 +387,46 @@ func normaliseKey(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// normaliseASCIIKey is normaliseKey for ASCII input without '&' (ok
+// false otherwise): s itself when it is already a key (lower-case letters
+// and digits, single spaces between words), else the key built in one
+// allocation. FuzzNormaliseKey holds it to the general path.
+func normaliseASCIIKey(s string) (string, bool) {
+	canonical := len(s) == 0 || s[0] != ' ' && s[len(s)-1] != ' '
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80 || c == '&':
+			return "", false
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == ' ' && i > 0 && s[i-1] != ' ':
+		default:
+			canonical = false
+		}
+	}
+	if canonical {
+		return s, true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteByte(c)
+			continue
+		}
+		space = true
+	}
+	return b.String(), true
 }
 
 // saltWords are pharmaceutical salt and form words dropped when a drug name
@@ -338,6 +447,9 @@ var saltWords = map[string]bool{
 // and dosage-form words. The canonical knowledge names are returned
 // unchanged by it ("divalproex sodium" stays itself when it is the name).
 func NormaliseDrugName(s string) string {
+	if plainLowerWord(s) {
+		return s // one lower-case word: Fields and Join give it back
+	}
 	fields := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
 	if len(fields) <= 1 {
 		return strings.Join(fields, " ")

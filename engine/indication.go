@@ -157,15 +157,11 @@ const (
 // the drug for the naive / >3 months rows. A drug with one population
 // gets it with Decided true and no reason.
 func (k *Knowledge) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
-	set := map[string]bool{}
-	for _, r := range k.RecommendationsFor(drug) {
-		set[r.Population] = true
+	var set map[string]bool
+	all := []string{}
+	if dp := k.idx.pops[drug]; dp != nil {
+		set, all = dp.set, append(all, dp.all...)
 	}
-	all := make([]string, 0, len(set))
-	for p := range set {
-		all = append(all, p)
-	}
-	sort.Strings(all)
 	ch := PopulationChoice{Populations: all}
 	if len(all) <= 1 {
 		ch.Decided = true
@@ -267,9 +263,11 @@ var (
 	textCVI    = newWordTerms(`coronary`, `cardiac`, `cardiovascular`, `peripheral arter\w*`, `pad`, `angina`, `atrial fibrillation`, `atherosclero\w*`, `ischaemic heart`, `ischemic heart`)
 	// textNonACS names the population outright.
 	textNonACS = regexp.MustCompile(`\bnon[- ]?acs\b.*\bnon[- ]?pci\b`)
-	// Negation cues before a term (in its clause) and after it.
-	negBefore = regexp.MustCompile(`\b(no|not|without|non|denies|denied|negative for|excluded|ruled out|rule out|r/o|absence of|free of|never had|no history of|no evidence of)\b`)
-	negAfter  = regexp.MustCompile(`\b(ruled out|excluded|negative|not confirmed|unlikely|was not done|not done|not performed|not planned|declined)\b`)
+	// Negation cues before a term (in its clause) and after it, as
+	// whole-word phrases; negBefore.re and negAfter.re are the expressions
+	// they answer for (FuzzWordPhrasesMatchExpression).
+	negBefore = newWordPhrases(`no`, `not`, `without`, `non`, `denies`, `denied`, `negative for`, `excluded`, `ruled out`, `rule out`, `r/o`, `absence of`, `free of`, `never had`, `no history of`, `no evidence of`)
+	negAfter  = newWordPhrases(`ruled out`, `excluded`, `negative`, `not confirmed`, `unlikely`, `was not done`, `not done`, `not performed`, `not planned`, `declined`)
 	// clauseSep splits text into clauses; negation does not cross them.
 	clauseSep = regexp.MustCompile(`[.;,\n]|\bbut\b|\bhowever\b|\balthough\b`)
 )
@@ -315,23 +313,28 @@ func isWordByte(c byte) bool {
 
 // wordTerms is a whole-word alternation of plain terms, with the literal
 // stems (each term without a trailing \w*) that every match contains:
-// a clause holding none of the stems cannot match, so the regular
-// expression is not run on it.
+// a clause holding none of the stems cannot match. findAll matches the
+// terms without the regular expression engine; re is the expression it
+// answers for (FuzzWordTermsMatchExpression).
 type wordTerms struct {
 	re    *regexp.Regexp
 	stems []string
+	// open[i] is true when term i ends in \w*.
+	open []bool
 }
 
-// newWordTerms compiles \b(term|term...)\b. A term is a literal,
-// optionally followed by \w*; anything else panics at start-up.
+// newWordTerms compiles \b(term|term...)\b. A term is a literal that
+// starts and ends with an ASCII word character, optionally followed by
+// \w*; anything else panics at start-up.
 func newWordTerms(terms ...string) wordTerms {
 	w := wordTerms{re: regexp.MustCompile(`\b(` + strings.Join(terms, "|") + `)\b`)}
 	for _, t := range terms {
 		stem := strings.TrimSuffix(t, `\w*`)
-		if stem == "" || regexp.QuoteMeta(stem) != stem {
+		if stem == "" || regexp.QuoteMeta(stem) != stem || !isWordByte(stem[0]) || !isWordByte(stem[len(stem)-1]) {
 			panic("engine: indication term " + t + " is not a plain literal")
 		}
 		w.stems = append(w.stems, stem)
+		w.open = append(w.open, stem != t)
 	}
 	return w
 }
@@ -347,6 +350,81 @@ func (w wordTerms) mayMatch(s string) bool {
 	return false
 }
 
+// findAll is w.re.FindAllStringIndex(s, -1) (next, from 0 on).
+func (w wordTerms) findAll(s string) [][]int {
+	var out [][]int
+	for i, end := w.next(s, 0); i >= 0; i, end = w.next(s, end) {
+		out = append(out, []int{i, end})
+	}
+	return out
+}
+
+// next returns the first match [i, end) of the expression in s at or
+// after from, or -1: leftmost-first, as the regular expression engine
+// picks it. At each start where \b holds (every term starts with a word
+// character) the terms are tried in order; a literal needs \b after it,
+// and \w* takes every following word character (the \b after it then
+// holds). Matches taken one after another from the end of the last are
+// FindAllStringIndex's.
+func (w wordTerms) next(s string, from int) (int, int) {
+	for i := from; i < len(s); i++ {
+		if i > 0 && isWordByte(s[i-1]) || !isWordByte(s[i]) {
+			continue
+		}
+		for ti, st := range w.stems {
+			if !strings.HasPrefix(s[i:], st) {
+				continue
+			}
+			e := i + len(st)
+			if w.open[ti] {
+				for e < len(s) && isWordByte(s[e]) {
+					e++
+				}
+			} else if e < len(s) && isWordByte(s[e]) {
+				continue
+			}
+			return i, e
+		}
+	}
+	return -1, -1
+}
+
+// wordPhrases is a whole-word alternation of plain phrases: in(s) is
+// re.MatchString(s) for \b(phrase|phrase...)\b.
+type wordPhrases struct {
+	re      *regexp.Regexp
+	phrases []string
+}
+
+// newWordPhrases compiles the phrases; each must be a literal that starts
+// and ends with an ASCII word character.
+func newWordPhrases(phrases ...string) wordPhrases {
+	for _, p := range phrases {
+		if p == "" || regexp.QuoteMeta(p) != p || !isWordByte(p[0]) || !isWordByte(p[len(p)-1]) {
+			panic("engine: phrase " + p + " is not a plain literal")
+		}
+	}
+	return wordPhrases{re: regexp.MustCompile(`\b(` + strings.Join(phrases, "|") + `)\b`), phrases: phrases}
+}
+
+// in reports whether s holds one of the phrases as whole words.
+func (w wordPhrases) in(s string) bool {
+	for _, p := range w.phrases {
+		for off := 0; ; {
+			j := strings.Index(s[off:], p)
+			if j < 0 {
+				break
+			}
+			j += off
+			if (j == 0 || !isWordByte(s[j-1])) && (j+len(p) == len(s) || !isWordByte(s[j+len(p)])) {
+				return true
+			}
+			off = j + 1
+		}
+	}
+	return false
+}
+
 // affirmed reports whether w matches one of the clauses without a
 // negation cue before it in the clause or after it; negated returns the
 // negated mentions.
@@ -355,9 +433,9 @@ func affirmed(w wordTerms, clauses []string) (ok bool, negated []string) {
 		if !w.mayMatch(clause) {
 			continue
 		}
-		for _, loc := range w.re.FindAllStringIndex(clause, -1) {
-			before, after := clause[:loc[0]], clause[loc[1]:]
-			if negBefore.MatchString(before) || negAfter.MatchString(after) || strings.HasSuffix(strings.TrimSpace(before), "non-") || strings.HasSuffix(before, "non-") {
+		for b, e := w.next(clause, 0); b >= 0; b, e = w.next(clause, e) {
+			before, after := clause[:b], clause[e:]
+			if negBefore.in(before) || negAfter.in(after) || strings.HasSuffix(strings.TrimSpace(before), "non-") || strings.HasSuffix(before, "non-") {
 				negated = append(negated, strings.TrimSpace(clause))
 				continue
 			}

@@ -18,6 +18,18 @@ func TestWordTermsKeepTheirExpressions(t *testing.T) {
 			t.Errorf("expression %s, want %s", got, tc.want)
 		}
 	}
+	// The negation cues, as they were written before the phrase matcher.
+	for _, tc := range []struct {
+		w    wordPhrases
+		want string
+	}{
+		{negBefore, `\b(no|not|without|non|denies|denied|negative for|excluded|ruled out|rule out|r/o|absence of|free of|never had|no history of|no evidence of)\b`},
+		{negAfter, `\b(ruled out|excluded|negative|not confirmed|unlikely|was not done|not done|not performed|not planned|declined)\b`},
+	} {
+		if got := tc.w.re.String(); got != tc.want {
+			t.Errorf("expression %s, want %s", got, tc.want)
+		}
+	}
 }
 
 // TestWordTermsPrefilterAgreesWithExpression checks on mixed texts that
@@ -48,6 +60,43 @@ func FuzzSplitClauses(f *testing.F) {
 		for i := range got {
 			if got[i] != want[i] {
 				t.Fatalf("%q: %q, want %q", s, got, want)
+			}
+		}
+	})
+}
+
+// FuzzWordTermsMatchExpression holds the hand-written term matcher to the
+// regular expression of each term list: the same matches, in order.
+func FuzzWordTermsMatchExpression(f *testing.F) {
+	for _, s := range []string{"", "acute coronary syndrome, pci", "stents stented stenting stent_", "n-stemi nstemi stemis", "neurointerventional neurointervention", "peripheral arterial disease", "atherosclerotic9 x", "pad padding _pad", "coronaryangioplasty coronary angioplasty", "é-acs acsé tia.tia", "ACS acs"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range []wordTerms{textACSPCI, textNeuro, textCVI} {
+			want := w.re.FindAllStringIndex(s, -1)
+			got := w.findAll(s)
+			if len(got) != len(want) {
+				t.Fatalf("%s on %q: %v, want %v", w.re, s, got, want)
+			}
+			for i := range got {
+				if got[i][0] != want[i][0] || got[i][1] != want[i][1] {
+					t.Fatalf("%s on %q: %v, want %v", w.re, s, got, want)
+				}
+			}
+		}
+	})
+}
+
+// FuzzWordPhrasesMatchExpression holds the negation cue matcher to the
+// regular expressions it replaces.
+func FuzzWordPhrasesMatchExpression(f *testing.F) {
+	for _, s := range []string{"", "no", "not ruled out", "r/o acs", "xr/o", "r/ox", "negative for", "negative fore", "nonacs", "non-acs", "é no", "never had it", "was not done."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range []wordPhrases{negBefore, negAfter} {
+			if got, want := w.in(s), w.re.MatchString(s); got != want {
+				t.Fatalf("%s on %q: %v, want %v", w.re, s, got, want)
 			}
 		}
 	})

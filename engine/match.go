@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file is the one allele matcher of the engine. It works in VCF space:
@@ -137,6 +141,38 @@ type defIndex struct {
 	// defaultCells are the default allele's bases (*1 for CYP2C19, else
 	// the reference allele's).
 	defaultCells []string
+
+	// The rest is derived at Build for the matcher's hot path.
+
+	// ord is the definition's index in Knowledge.Definitions.
+	ord int
+	// labels[i] is posLabel of position i.
+	labels []string
+	// defaultSites[i] and defaultHemi[i] are the alleles of an absent
+	// position read as the default allele (diploid, and hemizygous); they
+	// are shared and never written.
+	defaultSites, defaultHemi [][]string
+	// words is the length of the allele bitsets below (64 alleles a word).
+	words int
+	// hasCell[i] has bit ai set when allele ai has a cell at position i;
+	// refMismatch[i] when one of its cells at i does not match the
+	// reference base (cellMatches), so it cannot explain a homozygous
+	// reference site there; skip has the ignored alleles' bits.
+	hasCell, refMismatch [][]uint64
+	skip                 []uint64
+	// sitePool holds *[]site of len(Positions) for callGene (a CYP2D6
+	// call needs 156 sites; they do not outlive the call).
+	sitePool sync.Pool
+}
+
+// getSites returns zeroed sites for one call of the gene.
+func (di *defIndex) getSites() *[]site {
+	if v, ok := di.sitePool.Get().(*[]site); ok {
+		clear(*v)
+		return v
+	}
+	s := make([]site, len(di.def.Positions))
+	return &s
 }
 
 type matchAllele struct {
@@ -224,9 +260,49 @@ func buildDefinitions(k *Knowledge) (map[string]*defIndex, map[string]map[int][]
 				}
 			}
 		}
+		di.prepare(gi)
 		defs[d.Gene] = di
 	}
 	return defs, byPos, nil
+}
+
+// prepare derives the per-position labels, default sites and the allele
+// bitsets from an indexed definition (bitsets hold no pointers, so they
+// add nothing to the garbage collector's marking of the knowledge).
+func (di *defIndex) prepare(ord int) {
+	d := di.def
+	n := len(d.Positions)
+	di.ord = ord
+	di.labels = make([]string, n)
+	di.defaultSites = make([][]string, n)
+	di.defaultHemi = make([][]string, n)
+	for i, p := range d.Positions {
+		di.labels[i] = posLabel(d, p)
+		ref := di.defaultCells[i]
+		di.defaultSites[i] = []string{ref, ref}[:2:2]
+		di.defaultHemi[i] = []string{ref}[:1:1]
+	}
+	di.words = (len(di.alleles) + 63) / 64
+	di.hasCell = make([][]uint64, n)
+	di.refMismatch = make([][]uint64, n)
+	for i := range n {
+		di.hasCell[i] = make([]uint64, di.words)
+		di.refMismatch[i] = make([]uint64, di.words)
+	}
+	di.skip = make([]uint64, di.words)
+	for ai := range di.alleles {
+		a := &di.alleles[ai]
+		w, bit := ai/64, uint64(1)<<(ai%64)
+		if a.ignored {
+			di.skip[w] |= bit
+		}
+		for _, c := range a.cells {
+			di.hasCell[c.i][w] |= bit
+			if !cellMatches(c.allele, di.refCells[c.i]) {
+				di.refMismatch[c.i][w] |= bit
+			}
+		}
+	}
 }
 
 func containsStr(ss []string, s string) bool {
@@ -307,7 +383,7 @@ func (k *Knowledge) IsDefinitionPosition(chrom string, pos int) bool {
 func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) SampleCall {
 	var sc SampleCall
 	// Per gene, the observation at each definition position (by index).
-	perGene := map[*defIndex][]*PositionObservation{}
+	perGene := make([][]*PositionObservation, len(k.Definitions))
 	for i := range obs {
 		o := &obs[i]
 		dis := k.idx.defPos[o.Chrom][o.Pos]
@@ -319,10 +395,10 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 			if !ok {
 				continue // an extra (report-only) position
 			}
-			m := perGene[di]
+			m := perGene[di.ord]
 			if m == nil {
 				m = make([]*PositionObservation, len(di.def.Positions))
-				perGene[di] = m
+				perGene[di.ord] = m
 			}
 			if prev := m[pi]; prev != nil {
 				sc.Warnings = append(sc.Warnings, fmt.Sprintf("%s:%d is given twice (%s and %s); the first is used", o.Chrom, o.Pos, prev.Source, o.Source))
@@ -340,23 +416,23 @@ func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) Sample
 		if !ok {
 			continue
 		}
-		if perGene[di] == nil && !opt.AbsentAsDefault[g] {
+		if perGene[di.ord] == nil && !opt.AbsentAsDefault[g] {
 			if opt.ReportUntouched {
 				sc.Genes = append(sc.Genes, GeneCall{Gene: g, Status: CallNoData,
 					Notes: []string{"no variant data for " + g}})
 			}
 			continue
 		}
-		sc.Genes = append(sc.Genes, k.callGene(di, perGene[di], opt))
+		sc.Genes = append(sc.Genes, k.callGene(di, perGene[di.ord], opt))
 	}
 	return sc
 }
 
 // site is the sample's genotype at one definition position.
 type site struct {
-	missing bool
-	partial bool     // one allele is a no-call ("1/."); the other is "."
 	alleles []string // one (haploid) or two strings; strand order when phased
+	missing bool
+	partial bool // one allele is a no-call ("1/."); the other is "."
 	phased  bool
 	refSeen bool
 }
@@ -370,6 +446,30 @@ func posLabel(d *GeneDefinition, p DefinedPosition) string {
 		l += " " + p.RsID
 	}
 	return l
+}
+
+// observationLabel is label+" "+gtString(alleles, phased), built in one
+// allocation.
+func observationLabel(label string, alleles []string, phased bool) string {
+	n := len(label) + len(alleles)
+	for _, a := range alleles {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(label)
+	b.WriteByte(' ')
+	for i, a := range alleles {
+		if i > 0 {
+			if phased {
+				b.WriteByte('|')
+			} else {
+				b.WriteByte('/')
+			}
+		}
+		b.WriteString(a)
+	}
+	return b.String()
 }
 
 // gtString writes observed alleles as a genotype for messages.
@@ -390,7 +490,10 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 	}
 	male := strings.EqualFold(opt.Sex, "male")
 	hemiChrom := d.Chromosome == "chrX" && male
-	sites := make([]site, len(d.Positions))
+	absentAsDefault := opt.AbsentAsDefault[d.Gene]
+	sp := di.getSites()
+	defer di.sitePool.Put(sp)
+	sites := *sp
 	allPhased, anyCalled := true, false
 	haploid, diploid := 0, 0
 	for i, p := range d.Positions {
@@ -403,35 +506,36 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 			o = obs[i]
 		}
 		if o == nil {
-			if opt.AbsentAsDefault[d.Gene] {
-				ref := di.defaultCells[i]
+			if absentAsDefault {
+				// The shared default slices are never written (readSite
+				// makes the slices that are).
 				if hemiChrom {
-					sites[i] = site{alleles: []string{ref}, phased: true}
+					sites[i] = site{alleles: di.defaultHemi[i], phased: true}
 					haploid++
 				} else {
-					sites[i] = site{alleles: []string{ref, ref}}
+					sites[i] = site{alleles: di.defaultSites[i]}
 					diploid++
 				}
-				sites[i].refSeen = ref == di.refCells[i]
+				sites[i].refSeen = di.defaultCells[i] == di.refCells[i]
 				anyCalled = true
 				continue
 			}
 			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, posLabel(d, p))
+			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
 			continue
 		}
 		s, problem := k.readSite(di, i, o)
 		if problem != "" {
-			review("%s (%s): %s", posLabel(d, p), o.Source, problem)
+			review("%s (%s): %s", di.labels[i], o.Source, problem)
 			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, posLabel(d, p))
+			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
 			continue
 		}
 		if s.missing {
 			sites[i] = s
-			gc.MissingPositions = append(gc.MissingPositions, posLabel(d, p))
+			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
 			if di.required[p.Pos] || len(di.used[i]) > 1 {
-				gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s)", posLabel(d, p), o.Source))
+				gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s)", di.labels[i], o.Source))
 			}
 			continue
 		}
@@ -439,29 +543,29 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 			if s.alleles[0] == s.alleles[1] {
 				s.alleles = s.alleles[:1]
 			} else {
-				review("%s (%s): heterozygous %s on chrX of a male sample", posLabel(d, p), o.Source, gtString(s.alleles, false))
+				review("%s (%s): heterozygous %s on chrX of a male sample", di.labels[i], o.Source, gtString(s.alleles, false))
 				sites[i].missing = true
 				continue
 			}
 		}
 		if s.partial && !d.VariantList {
-			review("%s (%s): partial genotype %s (one allele not called)", posLabel(d, p), o.Source, gtString(s.alleles, s.phased))
+			review("%s (%s): partial genotype %s (one allele not called)", di.labels[i], o.Source, gtString(s.alleles, s.phased))
 			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, posLabel(d, p))
+			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
 			continue
 		}
 		if s.partial {
-			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", posLabel(d, p), gtString(s.alleles, s.phased)))
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
 		}
 		// Undocumented bases.
 		for ai, a := range s.alleles {
 			if a != "." && !matchesAny(di.used[i], a) {
 				if d.UndocumentedAsReference {
-					gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", posLabel(d, p), a, d.Gene))
-					review("%s: undocumented allele %s (read as reference)", posLabel(d, p), a)
+					gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", di.labels[i], a, d.Gene))
+					review("%s: undocumented allele %s (read as reference)", di.labels[i], a)
 					s.alleles[ai] = di.refCells[i]
 				} else {
-					review("%s (%s): allele %s is not in any %s allele definition", posLabel(d, p), o.Source, a, d.Gene)
+					review("%s (%s): allele %s is not in any %s allele definition", di.labels[i], o.Source, a, d.Gene)
 				}
 			}
 		}
@@ -477,13 +581,13 @@ func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallO
 			diploid++
 		}
 		if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
-			gc.Observations = append(gc.Observations, fmt.Sprintf("%s %s", posLabel(d, p), gtString(s.alleles, s.phased)))
+			gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
 		}
 	}
 	for _, p := range d.RequiredPositions {
 		if i, ok := di.posIdx[p]; ok && sites[i].missing {
 			gc.Status = CallNotCalled
-			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: a position %s requires is missing, so %s is not called (PharmCAT exemption)", posLabel(d, d.Positions[i]), d.Gene, d.Gene))
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: a position %s requires is missing, so %s is not called (PharmCAT exemption)", di.labels[i], d.Gene, d.Gene))
 		}
 	}
 	if haploid > 0 && diploid > 0 {
@@ -567,7 +671,7 @@ func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site,
 	if len(o.GT) == 0 {
 		return site{missing: true}, ""
 	}
-	var alleles []string
+	alleles := make([]string, 0, min(len(o.GT), 2))
 	nocall := 0
 	for _, g := range o.GT {
 		if g < 0 {
@@ -658,6 +762,63 @@ func compatible(di *defIndex, a *matchAllele, sites []site, nonRef []int) (int, 
 	return score, true
 }
 
+// cand is an allele that can be one of the sample's haplotypes, with its
+// score (compatible).
+type cand struct{ idx, score int }
+
+// candidates appends to out, in allele order, every allele that is not
+// ignored, is compatible with the sites and scores (the reference allele
+// may score 0). compatible runs only on the alleles the bitsets leave: an
+// allele with a base other than the reference at a homozygous reference
+// site, or without a cell at a site where the reference was not seen,
+// is not compatible. candidatesReference (tests) is the plain loop.
+func (di *defIndex) candidates(sites []site, nonRef []int, out []cand) []cand {
+	var stack [8]uint64
+	var ok []uint64
+	if di.words <= len(stack) {
+		ok = stack[:di.words]
+	} else {
+		ok = make([]uint64, di.words)
+	}
+	for w := range ok {
+		ok[w] = ^di.skip[w]
+	}
+	for i := range sites {
+		s := &sites[i]
+		if s.missing || len(s.alleles) == 0 || !allEqual(s.alleles, di.refCells[i]) {
+			continue
+		}
+		for w, m := range di.refMismatch[i] {
+			ok[w] &^= m
+		}
+	}
+	for _, i := range nonRef {
+		for w, m := range di.hasCell[i] {
+			ok[w] &= m
+		}
+	}
+	for w, set := range ok {
+		for set != 0 {
+			b := set & -set
+			set &^= b
+			ai := w*64 + bitIndex(b)
+			if ai >= len(di.alleles) {
+				break
+			}
+			a := &di.alleles[ai]
+			if len(nonRef) > 0 && a.isRef {
+				continue // compatible refuses it
+			}
+			sc, fits := compatible(di, a, sites, nonRef)
+			if !fits || (sc == 0 && !a.isRef) {
+				continue
+			}
+			out = append(out, cand{ai, sc})
+		}
+	}
+	return out
+}
+
 type pair struct {
 	a, b  int // indexes into di.alleles; b == -1 for haploid
 	score int
@@ -680,19 +841,8 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 			hetIdx = append(hetIdx, i)
 		}
 	}
-	type cand struct{ idx, score int }
-	var cands []cand
-	for ai := range di.alleles {
-		a := &di.alleles[ai]
-		if a.ignored {
-			continue
-		}
-		sc, ok := compatible(di, a, sites, nonRef)
-		if !ok || (sc == 0 && !a.isRef) {
-			continue
-		}
-		cands = append(cands, cand{ai, sc})
-	}
+	var buf [16]cand
+	cands := di.candidates(sites, nonRef, buf[:0])
 	cellAt := func(ai, i int) string {
 		for _, c := range di.alleles[ai].cells {
 			if c.i == i {
@@ -753,7 +903,7 @@ func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid,
 		k.slco1b1Fallback(di, sites, gc)
 		return
 	}
-	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
 	// Sub-alleles (SLCO1B1 *45.001, *45.002) are reported as their allele.
 	seen := map[string]bool{}
 	var top, alts []CalledDiplotype
@@ -902,6 +1052,16 @@ func pairNames(di *defIndex, p pair) []string {
 
 // diplotypeKey is an order-free key of a diplotype.
 func diplotypeKey(n []string) string {
+	switch len(n) {
+	case 1:
+		return n[0]
+	case 2:
+		// sort.Strings of two, joined, in one allocation.
+		if n[1] < n[0] {
+			return n[1] + "\x00" + n[0]
+		}
+		return n[0] + "\x00" + n[1]
+	}
 	c := append([]string(nil), n...)
 	sort.Strings(c)
 	return strings.Join(c, "\x00")
@@ -1038,7 +1198,7 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 				gc.Uninterpreted = append(gc.Uninterpreted, "DPYD rs56038477 (c.1236G>A) is non-reference while rs75017182 (c.1129-5923C>G), which decides HapB3, is not: PharmCAT then calls no HapB3 and warns; the two disagree")
 				continue
 			}
-			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s: a non-reference allele seen is not explained by a defined %s variant", posLabel(d, d.Positions[i]), d.Gene))
+			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s: a non-reference allele seen is not explained by a defined %s variant", di.labels[i], d.Gene))
 		}
 	}
 	ref := di.alleles[0].name
@@ -1108,6 +1268,9 @@ func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, ha
 	k.phenotypeInto(d.Gene, &cd)
 	gc.Diplotypes = []CalledDiplotype{cd}
 }
+
+// bitIndex is the index of the single set bit of b.
+func bitIndex(b uint64) int { return bits.TrailingZeros64(b) }
 
 // isWobble reports whether a cell is an IUPAC ambiguity code.
 func isWobble(cell string) bool { return len(cell) == 1 && iupacBases(cell[0]) != "" }

@@ -424,6 +424,23 @@ func (k *Knowledge) callRequest(ro *requestObs, opt CallOptions) map[string]*Gen
 		ro.choices = nil
 		combos = 1
 	}
+	if len(ro.choices) == 0 {
+		// One reading: each gene's call as it is, which is what the
+		// merge below gives for a single reading of genes called once.
+		sc := CallSample(k, ro.obs, opt)
+		single := true
+		for i := range sc.Genes {
+			if out[sc.Genes[i].Gene] != nil {
+				single = false
+				break
+			}
+			out[sc.Genes[i].Gene] = &sc.Genes[i]
+		}
+		if single {
+			return out
+		}
+		clear(out)
+	}
 	idx := make([]int, len(ro.choices))
 	readings := map[string][]GeneCall{}
 	var order []string

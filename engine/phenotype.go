@@ -30,7 +30,7 @@ func (k *Knowledge) Phenotype(gene string, alleles ...string) (PhenotypeCall, er
 	if len(alleles) < 1 || len(alleles) > 2 {
 		return PhenotypeCall{}, fmt.Errorf("%s: need one or two alleles, got %d", gene, len(alleles))
 	}
-	var call PhenotypeCall
+	call := PhenotypeCall{Functions: make([]string, 0, len(alleles))}
 	for _, name := range alleles {
 		a, ok := k.idx.alleles[gene][name]
 		if !ok {
