@@ -1,34 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 )
-
-// benchCSVDistinctInputs is benchCSV with the data row number appended
-// to the indication, so that no two rows share an engine input (benchCSV's
-// rows differ only in patient_ref, which the engine does not read: its
-// 64 drug/variant/state/indication inputs repeat, and the per-run result
-// cache answers all but the first of each).
-func benchCSVDistinctInputs(rows int) []byte {
-	lines := bytes.SplitAfter(benchCSV(rows), []byte("\n"))
-	var b bytes.Buffer
-	b.Write(lines[0])
-	for i, l := range lines[1:] {
-		if len(l) == 0 {
-			continue
-		}
-		// drug,variants,state,ethnicity,indication,patient_ref\n
-		cut := bytes.LastIndexByte(l, ',')
-		fmt.Fprintf(&b, "%s (row %d)%s", l[:cut], i+1, l[cut:])
-	}
-	return b.Bytes()
-}
 
 // BenchmarkCLIBatch measures "pgxsafety batch FILE --format ndjson"
 // end to end in the process (knowledge load, read, evaluate on all cores,

@@ -40,7 +40,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("check-sqlite has no ratio to the bare handler: %q", l)
 		}
 	}
-	for _, s := range []string{"bare", "check-sqlite", "cds", "vcf", "csv"} {
+	for _, s := range []string{"bare", "check-sqlite", "cds", "vcf", "csv-patients", "csv-inputs"} {
 		if !seen[s] {
 			t.Errorf("scenario %s missing from the report:\n%s", s, out.String())
 		}
