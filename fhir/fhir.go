@@ -172,10 +172,15 @@ func (p parsed) toleratedIssue(ref, resourceType string, genomic bool) *Issue {
 		Message: toleratedNote(p.tolerated), Tolerated: p.tolerated}
 }
 
-// parse parses one resource. When the whole resource is rejected it is
-// parsed again restricted to its core elements (see coreElements), and
-// partial says what was dropped and why.
+// parse parses one resource. The common shapes are read by the fast path
+// (fastParse), which builds the proto google/fhir would; anything else is
+// parsed by google/fhir. When the whole resource is rejected it is parsed
+// again restricted to its core elements (see coreElements), and partial
+// says what was dropped and why.
 func (p *Parser) parse(raw json.RawMessage) (parsed, error) {
+	if cr, h, ok := p.fastParse(raw); ok {
+		return parsed{cr: cr, head: h}, nil
+	}
 	h, err := head(raw)
 	if err != nil {
 		return parsed{head: h}, err
