@@ -79,7 +79,7 @@ const (
 	primDate
 	primDateTime
 	primInstant
-	primDecimal // a JSON number, kept as written
+	primDecimal  // a JSON number, kept as written
 	primEnumCode // a code bound to a value set, stored as an enum
 )
 
