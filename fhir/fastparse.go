@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/fhir/go/jsonformat"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	apb "github.com/google/fhir/go/proto/google/fhir/proto/annotations_go_proto"
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
@@ -92,10 +95,35 @@ type fastField struct {
 	prim   primKind
 	// value is the primitive's "value" field (primString … primEnumCode).
 	value protoreflect.FieldDescriptor
-	// ref is set for Reference (normalised as google/fhir does).
-	ref bool
-	sub *fastMsg
-	bit int
+	sub   *fastMsg
+	bit   int
+	// typed names a datatype read by typed code (no protoreflect).
+	typed typedKind
+	// mt makes the target message (composites and enum codes).
+	mt protoreflect.MessageType
+	// mk makes a string primitive of the target type.
+	mk func(string) protoreflect.Message
+}
+
+// typedKind names the datatypes read without protoreflect.
+type typedKind uint8
+
+const (
+	typedNone typedKind = iota
+	typedCodeableConcept
+	typedReference
+)
+
+// stringPrimitives make the string primitives by type name.
+var stringPrimitives = map[protoreflect.FullName]func(string) protoreflect.Message{
+	"google.fhir.r4.core.String":    func(v string) protoreflect.Message { return (&dpb.String{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Code":      func(v string) protoreflect.Message { return (&dpb.Code{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Id":        func(v string) protoreflect.Message { return (&dpb.Id{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Uri":       func(v string) protoreflect.Message { return (&dpb.Uri{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Url":       func(v string) protoreflect.Message { return (&dpb.Url{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Canonical": func(v string) protoreflect.Message { return (&dpb.Canonical{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Markdown":  func(v string) protoreflect.Message { return (&dpb.Markdown{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Xhtml":     func(v string) protoreflect.Message { return (&dpb.Xhtml{Value: v}).ProtoReflect() },
 }
 
 // fastMsg is the fast path's view of one message type.
@@ -117,15 +145,11 @@ var (
 	instantRE         = regexp.MustCompile(`^-?[0-9]{4}-(0[1-9]|1[0-2])-(0[0-9]|[1-2][0-9]|3[0-1])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$`)
 	subMilliRE        = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}[0-9]+`)
 	subSecondRE       = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]+`)
-	invalidStringRE   = regexp.MustCompile("[\x00-\x08\x0B\x0C\x0E-\x1F]")
-	codeRE, idRE      *regexp.Regexp
 	decimalRE         *regexp.Regexp
 	maxFastStringSize = 1024 * 1024
 )
 
 func init() {
-	codeRE = valueRegex(&dpb.Code{})
-	idRE = valueRegex(&dpb.Id{})
 	decimalRE = valueRegex(&dpb.Decimal{})
 	cr := (&rpb.ContainedResource{}).ProtoReflect().Descriptor()
 	oneof := cr.Oneofs().ByName("oneof_resource")
@@ -170,6 +194,18 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 		}
 		f.target = target
 		f.bit = f.fd.Index()
+		mt, err := protoregistry.GlobalTypes.FindMessageByName(target.FullName())
+		if err != nil {
+			panic("fhir: fast path: " + err.Error())
+		}
+		f.mt = mt
+		f.mk = stringPrimitives[target.FullName()]
+		switch target.FullName() {
+		case "google.fhir.r4.core.CodeableConcept":
+			f.typed = typedCodeableConcept
+		case "google.fhir.r4.core.Reference":
+			f.typed = typedReference
+		}
 		switch {
 		case isPrimitive(target):
 			f.prim = primitiveKind(target)
@@ -178,7 +214,6 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 			}
 			f.value = target.Fields().ByName("value")
 		default:
-			f.ref = proto.HasExtension(target.Options(), apb.E_FhirReferenceType)
 			sub := string(target.Name())
 			if p, ok := target.Parent().(protoreflect.MessageDescriptor); ok {
 				sub = string(p.Name()) + "." + sub
@@ -538,53 +573,78 @@ func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
 		return false
 	}
 	var seen [4]uint64
-	n := 0
+	n, fields := 0, 0
 	for {
-		s.ws()
-		key, ok := s.str()
-		if !ok {
-			return false
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return st == 0 && fields > 0
 		}
-		s.ws()
-		if !s.eat(':') {
-			return false
-		}
-		s.ws()
-		if top && key == "resourceType" {
+		if top && string(key) == "resourceType" {
 			if _, ok := s.str(); !ok {
 				return false
 			}
 			top = false
-		} else {
-			f := fm.fields[key]
-			if f == nil || f.bit >= 256 || seen[f.bit/64]&(1<<(f.bit%64)) != 0 {
-				return false
-			}
-			seen[f.bit/64] |= 1 << (f.bit % 64)
-			if !s.member(f, m) {
-				return false
-			}
-			n++
-		}
-		s.ws()
-		if s.eat(',') {
 			continue
 		}
-		return s.eat('}') && n > 0
+		f := fm.fields[string(key)]
+		if f == nil || f.bit >= 256 || seen[f.bit/64]&(1<<(f.bit%64)) != 0 {
+			return false
+		}
+		seen[f.bit/64] |= 1 << (f.bit % 64)
+		if !s.member(f, m) {
+			return false
+		}
+		fields++
 	}
+}
+
+// nextKey moves to the next member of an object whose '{' has been read;
+// n counts the members read so far. It returns the member's key,
+// positioned at its value, with status 1; status 0 at the end of a
+// non-empty object; -1 on anything else (an empty object, a key with an
+// escape, bad JSON).
+func (s *scanner) nextKey(n *int) ([]byte, int) {
+	s.ws()
+	if *n > 0 {
+		if s.eat('}') {
+			return nil, 0
+		}
+		if !s.eat(',') {
+			return nil, -1
+		}
+		s.ws()
+	}
+	if !s.eat('"') {
+		return nil, -1
+	}
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] != '"' {
+		if c := s.b[s.i]; c == '\\' || c < 0x20 {
+			return nil, -1
+		}
+		s.i++
+	}
+	if s.i >= len(s.b) {
+		return nil, -1
+	}
+	key := s.b[start:s.i]
+	s.i++
+	s.ws()
+	if !s.eat(':') {
+		return nil, -1
+	}
+	s.ws()
+	*n++
+	return key, 1
 }
 
 // member reads the value of one element into m.
 func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
-	into := m
+	into, fd := m, f.fd
 	if f.choice != nil {
 		c := m.NewField(f.fd).Message()
 		m.Set(f.fd, protoreflect.ValueOfMessage(c))
-		into = c
-	}
-	fd := f.fd
-	if f.choice != nil {
-		fd = f.choice
+		into, fd = c, f.choice
 	}
 	if fd.IsList() {
 		if !s.eat('[') {
@@ -593,7 +653,7 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 		list := into.Mutable(fd).List()
 		for {
 			s.ws()
-			v, ok := s.value(f, list.NewElement().Message())
+			v, ok := s.value(f)
 			if !ok {
 				return false
 			}
@@ -605,7 +665,7 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 			return s.eat(']')
 		}
 	}
-	v, ok := s.value(f, into.NewField(fd).Message())
+	v, ok := s.value(f)
 	if !ok {
 		return false
 	}
@@ -613,92 +673,338 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 	return true
 }
 
-// value reads one value of f into the empty message v.
-func (s *scanner) value(f *fastField, v protoreflect.Message) (protoreflect.Message, bool) {
+// value reads one value of f.
+func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
+	switch f.typed {
+	case typedCodeableConcept:
+		cc, ok := s.codeableConcept()
+		return cc.ProtoReflect(), ok
+	case typedReference:
+		r, ok := s.reference()
+		return r.ProtoReflect(), ok
+	}
 	if f.sub != nil {
+		v := f.mt.New()
 		if !s.object(f.sub, v, false) {
 			return nil, false
 		}
-		if f.ref {
-			if err := jsonformat.NormalizeReference(v.Interface()); err != nil {
-				return nil, false
-			}
-		}
-		return v, true
-	}
-	if f.prim == primBoolean {
-		switch {
-		case s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "true":
-			s.i += 4
-			v.Set(f.value, protoreflect.ValueOfBool(true))
-		case s.i+5 <= len(s.b) && string(s.b[s.i:s.i+5]) == "false":
-			s.i += 5
-		default:
+		if r, ok := v.Interface().(*dpb.Reference); ok && !normalizeReference(r) {
 			return nil, false
 		}
 		return v, true
 	}
-	if f.prim == primDecimal {
+	switch f.prim {
+	case primBoolean:
+		b, ok := s.boolean()
+		return (&dpb.Boolean{Value: b}).ProtoReflect(), ok
+	case primDecimal:
 		// parseDecimal: the literal as written, checked by the regex.
 		lit, ok := s.number()
 		if !ok || !decimalRE.MatchString(lit) {
 			return nil, false
 		}
-		v.Set(f.value, protoreflect.ValueOfString(lit))
-		return v, true
-	}
-	str, ok := s.str()
-	if !ok || str == "" {
-		return nil, false
-	}
-	switch f.prim {
-	case primString:
-		if len(str) > maxFastStringSize || invalidStringRE.MatchString(str) {
+		return (&dpb.Decimal{Value: lit}).ProtoReflect(), true
+	case primDate, primDateTime, primInstant, primEnumCode:
+		str, ok := s.str()
+		if !ok || str == "" {
 			return nil, false
 		}
-	case primCode:
-		if !codeRE.MatchString(str) {
-			return nil, false
+		switch f.prim {
+		case primDate:
+			d, ok := parseFastDate(str, s.loc)
+			return d.ProtoReflect(), ok
+		case primDateTime:
+			d, ok := parseFastDateTime(str, s.loc)
+			return d.ProtoReflect(), ok
+		case primInstant:
+			d, ok := parseFastInstant(str)
+			return d.ProtoReflect(), ok
 		}
-	case primID:
-		if !idRE.MatchString(str) {
-			return nil, false
-		}
-	case primURI:
-		if _, err := url.Parse(str); err != nil {
-			return nil, false
-		}
-	case primText:
-	case primEnumCode:
 		n, ok := enumCode(f.value.Enum(), str)
 		if !ok {
 			return nil, false
 		}
+		v := f.mt.New()
 		v.Set(f.value, protoreflect.ValueOfEnum(n))
 		return v, true
-	case primDate:
-		d, ok := parseFastDate(str, s.loc)
-		if !ok {
-			return nil, false
-		}
-		return d.ProtoReflect(), true
-	case primDateTime:
-		d, ok := parseFastDateTime(str, s.loc)
-		if !ok {
-			return nil, false
-		}
-		return d.ProtoReflect(), true
-	case primInstant:
-		d, ok := parseFastInstant(str)
-		if !ok {
-			return nil, false
-		}
-		return d.ProtoReflect(), true
-	default:
+	}
+	str, ok := s.prim(f.prim)
+	if !ok || f.mk == nil {
 		return nil, false
 	}
-	v.Set(f.value, protoreflect.ValueOfString(str))
-	return v, true
+	return f.mk(str), true
+}
+
+// boolean reads true or false.
+func (s *scanner) boolean() (bool, bool) {
+	switch {
+	case s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "true":
+		s.i += 4
+		return true, true
+	case s.i+5 <= len(s.b) && string(s.b[s.i:s.i+5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// prim reads a non-empty string primitive and checks it as google/fhir
+// does (parsePrimitiveType, then fhirvalidate.ValidatePrimitives).
+func (s *scanner) prim(k primKind) (string, bool) {
+	str, ok := s.str()
+	if !ok || str == "" {
+		return "", false
+	}
+	switch k {
+	case primString:
+		return str, validString(str)
+	case primCode:
+		return str, validCode(str)
+	case primID:
+		return str, validID(str)
+	case primURI:
+		return str, validURI(str)
+	case primText:
+		return str, true
+	}
+	return "", false
+}
+
+// validString is jsonpbhelper.ValidateString: at most 1 MiB, none of the
+// control characters U+0000-U+0008, U+000B, U+000C, U+000E-U+001F.
+func validString(s string) bool {
+	if len(s) > maxFastStringSize {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// isRE2Space is RE2's \s: [\t\n\f\r ].
+func isRE2Space(c byte) bool {
+	return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '
+}
+
+// validCode matches the code regex ^[^\s]+(\s[^\s]+)*$: no leading,
+// trailing or doubled whitespace (bytes of multi-byte runes are never
+// \s).
+func validCode(s string) bool {
+	if s == "" || isRE2Space(s[0]) || isRE2Space(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if isRE2Space(s[i]) && isRE2Space(s[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validID matches the id regex ^[A-Za-z0-9\-\.]{1,64}$.
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// uriCache remembers URIs url.Parse accepted (code systems, profiles and
+// references repeat across resources); it stops growing at maxURICache.
+var (
+	uriCache     sync.Map
+	uriCacheSize atomic.Int64
+)
+
+const maxURICache = 4096
+
+// validURI is fhirvalidate's check of uri, url and canonical: url.Parse
+// accepts it.
+func validURI(s string) bool {
+	if _, ok := uriCache.Load(s); ok {
+		return true
+	}
+	if _, err := url.Parse(s); err != nil {
+		return false
+	}
+	if uriCacheSize.Load() < maxURICache {
+		if _, loaded := uriCache.LoadOrStore(s, struct{}{}); !loaded {
+			uriCacheSize.Add(1)
+		}
+	}
+	return true
+}
+
+// codeableConcept reads a CodeableConcept (coding, text).
+func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	cc := &dpb.CodeableConcept{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return cc, st == 0
+		}
+		switch string(key) {
+		case "coding":
+			if cc.Coding != nil || !s.eat('[') {
+				return nil, false
+			}
+			for {
+				s.ws()
+				c, ok := s.coding()
+				if !ok {
+					return nil, false
+				}
+				cc.Coding = append(cc.Coding, c)
+				s.ws()
+				if s.eat(',') {
+					continue
+				}
+				if !s.eat(']') {
+					return nil, false
+				}
+				break
+			}
+		case "text":
+			if cc.Text != nil {
+				return nil, false
+			}
+			v, ok := s.prim(primString)
+			if !ok {
+				return nil, false
+			}
+			cc.Text = &dpb.String{Value: v}
+		default:
+			return nil, false
+		}
+	}
+}
+
+// coding reads a Coding (system, version, code, display, userSelected).
+func (s *scanner) coding() (*dpb.Coding, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	c := &dpb.Coding{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return c, st == 0
+		}
+		var ok bool
+		var v string
+		switch string(key) {
+		case "system":
+			if c.System != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primURI)
+			c.System = &dpb.Uri{Value: v}
+		case "version":
+			if c.Version != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			c.Version = &dpb.String{Value: v}
+		case "code":
+			if c.Code != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primCode)
+			c.Code = &dpb.Code{Value: v}
+		case "display":
+			if c.Display != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			c.Display = &dpb.String{Value: v}
+		case "userSelected":
+			if c.UserSelected != nil {
+				return nil, false
+			}
+			var b bool
+			b, ok = s.boolean()
+			c.UserSelected = &dpb.Boolean{Value: b}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+}
+
+// reference reads a Reference (reference, type, display) and normalises
+// it as google/fhir does.
+func (s *scanner) reference() (*dpb.Reference, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	r := &dpb.Reference{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st < 0 {
+			return nil, false
+		}
+		if st == 0 {
+			break
+		}
+		var ok bool
+		var v string
+		switch string(key) {
+		case "reference":
+			if r.Reference != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			r.Reference = &dpb.Reference_Uri{Uri: &dpb.String{Value: v}}
+		case "type":
+			if r.Type != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primURI)
+			r.Type = &dpb.Uri{Value: v}
+		case "display":
+			if r.Display != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			r.Display = &dpb.String{Value: v}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if !normalizeReference(r) {
+		return nil, false
+	}
+	return r, true
+}
+
+// normalizeReference is the unmarshaller's jsonformat.NormalizeReference
+// followed by the primitive check of what it made: a "_history" version
+// becomes an Id, which must match the id regex.
+func normalizeReference(r *dpb.Reference) bool {
+	if jsonformat.NormalizeReference(r) != nil {
+		return false
+	}
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
+			return validID(id.GetHistory().GetValue())
+		}
+	}
+	return true
 }
 
 // enumCode maps a code to its enum value as jsonpbhelper.UnmarshalCode
@@ -747,18 +1053,33 @@ func extractTimezone(t time.Time) string {
 	return fmt.Sprintf("%s%02d:%02d", sign, offset/3600, offset%3600/60)
 }
 
+// dateLayout returns the one date layout (day, month or year) that can
+// parse s, by length, and its Date precision.
+func dateLayout(s string) (string, dpb.Date_Precision) {
+	switch len(s) {
+	case len(layoutDay):
+		return layoutDay, dpb.Date_DAY
+	case len(layoutMonth):
+		return layoutMonth, dpb.Date_MONTH
+	}
+	return layoutYear, dpb.Date_YEAR
+}
+
+// dateTimePrecision maps a Date precision to the DateTime one.
+var dateTimePrecision = map[dpb.Date_Precision]dpb.DateTime_Precision{
+	dpb.Date_DAY: dpb.DateTime_DAY, dpb.Date_MONTH: dpb.DateTime_MONTH, dpb.Date_YEAR: dpb.DateTime_YEAR,
+}
+
 // parseFastDate is google/fhir's parseDateFromStr.
 func parseFastDate(s string, l *time.Location) (*dpb.Date, bool) {
 	if !dateRE.MatchString(s) {
 		return nil, false
 	}
-	for _, c := range []struct {
-		layout string
-		prec   dpb.Date_Precision
-	}{{layoutDay, dpb.Date_DAY}, {layoutMonth, dpb.Date_MONTH}, {layoutYear, dpb.Date_YEAR}} {
-		if t, err := time.ParseInLocation(c.layout, s, l); err == nil {
-			return &dpb.Date{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: c.prec}, true
-		}
+	// google/fhir tries day, month then year; these layouts only parse a
+	// string of their own length, so the length picks the one that can.
+	layout, prec := dateLayout(s)
+	if t, err := time.ParseInLocation(layout, s, l); err == nil {
+		return &dpb.Date{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: prec}, true
 	}
 	return nil, false
 }
@@ -783,18 +1104,18 @@ func parseFastDateTime(s string, l *time.Location) (*dpb.DateTime, bool) {
 	} else if milli {
 		prec = dpb.DateTime_MILLISECOND
 	}
-	if t, err := time.Parse(layoutSeconds, s); err == nil {
-		return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
-	} else if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
-		return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
-	}
-	for _, c := range []struct {
-		layout string
-		prec   dpb.DateTime_Precision
-	}{{layoutDay, dpb.DateTime_DAY}, {layoutMonth, dpb.DateTime_MONTH}, {layoutYear, dpb.DateTime_YEAR}} {
-		if t, err := time.ParseInLocation(c.layout, s, l); err == nil {
-			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: c.prec}, true
+	// The seconds layouts need a 'T'; the date layouts cannot parse one.
+	if strings.IndexByte(s, 'T') >= 0 {
+		if t, err := time.Parse(layoutSeconds, s); err == nil {
+			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
+		} else if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
+			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
 		}
+		return nil, false
+	}
+	layout, dprec := dateLayout(s)
+	if t, err := time.ParseInLocation(layout, s, l); err == nil {
+		return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: dateTimePrecision[dprec]}, true
 	}
 	return nil, false
 }

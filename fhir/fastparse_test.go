@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
+
+	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
 )
 
 // corpusResources returns every FHIR resource (any JSON object with a
@@ -117,6 +120,22 @@ var edgeCases = []string{
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"valueQuantity":{"value":"1.5"}}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"valueQuantity":{"value":123456789012345678901234567890.123456789}}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"component":[{"code":{"text":"c"},"valueRange":{"low":{"value":55227976},"high":{"value":55227977}}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"Patient/1/_history/a b"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"Patient/1/_history/` + strings.Repeat("9", 65) + `"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"Patient/a b/_history/1"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"#a\u0001"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"Patient/1","type":"Patient","display":"P"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"subject":{"reference":"Patient/1","identifier":{"value":"1"}}}`,
+	`{"resourceType":"Patient","birthDate":"2020-13"}`,
+	`{"resourceType":"Patient","birthDate":"-2020"}`,
+	`{"resourceType":"Patient","birthDate":"-2020-01-01"}`,
+	`{"resourceType":"Patient","birthDate":"20200"}`,
+	`{"resourceType":"Patient","birthDate":"2020-01-01T"}`,
+	`{"resourceType":"Patient","birthDate":"0000"}`,
+	`{"resourceType":"Patient","birthDate":"2020-02-29"}`,
+	`{"resourceType":"Patient","birthDate":"2021-02-29"}`,
+	`{"resourceType":"Condition","onsetDateTime":"2020-01-01T00:00:00.000Z","recordedDate":"2020-06"}`,
+	`{"resourceType":"Condition","onsetDateTime":"2020-01-01T00:00:00.000000001+01:00"}`,
 	// Enum codes: case, dashes, original codes, unknown codes.
 	`{"resourceType":"Observation","status":"FINAL","code":{"text":"x"}}`,
 	`{"resourceType":"Observation","status":"Final","code":{"text":"x"}}`,
@@ -329,4 +348,41 @@ func FuzzFastParseMatchesGoogleFHIR(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkFast(t, p, "fuzz input", b)
 	})
+}
+
+// TestPrimitiveChecksMatchRegexes: the hand-written checks of code, id and
+// string agree with google/fhir's regexes (the value_regex annotations
+// and jsonpbhelper's invalid string characters).
+func TestPrimitiveChecksMatchRegexes(t *testing.T) {
+	codeRE := valueRegex(&dpb.Code{})
+	idRE := valueRegex(&dpb.Id{})
+	invalidStringRE := regexp.MustCompile("[\x00-\x08\x0B\x0C\x0E-\x1F]")
+	alphabet := []string{"a", "Z", "0", "-", ".", "_", " ", "\t", "\n", "\r", "\f", "\v", "\x00", "\x1f", "é", "\u00a0", "\u2003", "😀"}
+	var inputs []string
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		inputs = append(inputs, prefix)
+		if n == 0 {
+			return
+		}
+		for _, a := range alphabet {
+			gen(prefix+a, n-1)
+		}
+	}
+	gen("", 3)
+	inputs = append(inputs, strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("a", maxFastStringSize+1))
+	for _, in := range inputs {
+		if got, want := validCode(in), codeRE.MatchString(in); got != want {
+			t.Errorf("validCode(%q) = %v, regex %v", in, got, want)
+		}
+		if got, want := validID(in), idRE.MatchString(in); got != want {
+			t.Errorf("validID(%q) = %v, regex %v", in, got, want)
+		}
+		if got, want := validString(in), len(in) <= maxFastStringSize && !invalidStringRE.MatchString(in); got != want {
+			t.Errorf("validString(%q) = %v, want %v", in, got, want)
+		}
+	}
+	if d := cmp.Diff([]bool{true, false}, []bool{validCode("a b"), validCode("a  b")}); d != "" {
+		t.Error(d)
+	}
 }
