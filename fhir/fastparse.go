@@ -314,7 +314,8 @@ func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok
 	}
 	cr = &rpb.ContainedResource{}
 	m := cr.ProtoReflect().NewField(res.fd).Message()
-	s := scanner{b: raw, loc: p.u.TimeZone}
+	// One copy of the input: unescaped strings are substrings of it.
+	s := scanner{b: raw, src: string(raw), loc: p.u.TimeZone}
 	s.ws()
 	if !s.object(res.msg, m, true) {
 		return nil, h, false
@@ -365,7 +366,10 @@ func findResourceType(raw []byte) (string, bool) {
 
 // scanner reads JSON strictly; any byte it does not expect declines.
 type scanner struct {
-	b   []byte
+	b []byte
+	// src is b as a string when set: strings without escapes are taken
+	// from it without copying.
+	src string
 	i   int
 	loc *time.Location
 }
@@ -408,7 +412,12 @@ func (s *scanner) str() (string, bool) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			v := string(s.b[start:s.i])
+			var v string
+			if s.src != "" {
+				v = s.src[start:s.i]
+			} else {
+				v = string(s.b[start:s.i])
+			}
 			s.i++
 			return v, true
 		case c == '\\':
