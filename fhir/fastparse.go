@@ -431,7 +431,16 @@ func (s *scanner) str() (string, bool) {
 }
 
 func (s *scanner) strEscaped(start int) (string, bool) {
-	buf := make([]byte, 0, s.i-start+16)
+	// The decoded string is no longer than the raw one: size the buffer
+	// from the closing quote.
+	end := s.i
+	for end < len(s.b) && s.b[end] != '"' {
+		if s.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	buf := make([]byte, 0, end-start)
 	buf = append(buf, s.b[start:s.i]...)
 	for s.i < len(s.b) {
 		c := s.b[s.i]
@@ -442,8 +451,12 @@ func (s *scanner) strEscaped(start int) (string, bool) {
 		case c < 0x20:
 			return "", false
 		case c != '\\':
-			buf = append(buf, c)
-			s.i++
+			run := s.i + 1
+			for run < len(s.b) && s.b[run] != '"' && s.b[run] != '\\' && s.b[run] >= 0x20 {
+				run++
+			}
+			buf = append(buf, s.b[s.i:run]...)
+			s.i = run
 			continue
 		}
 		if s.i+1 >= len(s.b) {

@@ -136,6 +136,12 @@ var edgeCases = []string{
 	`{"resourceType":"Patient","birthDate":"2021-02-29"}`,
 	`{"resourceType":"Condition","onsetDateTime":"2020-01-01T00:00:00.000Z","recordedDate":"2020-06"}`,
 	`{"resourceType":"Condition","onsetDateTime":"2020-01-01T00:00:00.000000001+01:00"}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"\"start","coding":[{"display":"end\"","code":"a\\"}]}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"\\"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x\u0041y\u00e9z\u20acw"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x\u00"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x\uD800\uDC00"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x\`,
 	// Enum codes: case, dashes, original codes, unknown codes.
 	`{"resourceType":"Observation","status":"FINAL","code":{"text":"x"}}`,
 	`{"resourceType":"Observation","status":"Final","code":{"text":"x"}}`,
