@@ -30,8 +30,8 @@ import (
 // *rpb.ContainedResource google/fhir would. It declines (ok false) on
 // anything outside that subset, and parse then uses google/fhir as before:
 // unknown or misspelt elements, "_element" primitive extensions,
-// extension, contained, empty objects, arrays or strings, null, numbers,
-// duplicate elements, escapes it does not decode exactly as google/fhir
+// extension, contained, empty objects, arrays or strings, null, numbers
+// other than decimal values, duplicate elements, escapes it does not decode exactly as google/fhir
 // does, and any primitive google/fhir would reject. Primitive rules
 // (regexes, date-time layouts and precision, the unmarshaller's time zone,
 // code-to-enum mapping, reference normalisation) follow google/fhir
@@ -90,8 +90,6 @@ const (
 type fastField struct {
 	fd     protoreflect.FieldDescriptor // the field (the choice container for value[x])
 	choice protoreflect.FieldDescriptor // the choice's field, or nil
-	// target is the descriptor of the message the value is read into.
-	target protoreflect.MessageDescriptor
 	prim   primKind
 	// value is the primitive's "value" field (primString … primEnumCode).
 	value protoreflect.FieldDescriptor
@@ -192,7 +190,6 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 		if f.choice != nil {
 			target = f.choice.Message()
 		}
-		f.target = target
 		f.bit = f.fd.Index()
 		mt, err := protoregistry.GlobalTypes.FindMessageByName(target.FullName())
 		if err != nil {
