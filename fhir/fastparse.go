@@ -1,0 +1,1159 @@
+package fhir
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/google/fhir/go/jsonformat"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	apb "github.com/google/fhir/go/proto/google/fhir/proto/annotations_go_proto"
+	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
+	rpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/bundle_and_contained_resource_go_proto"
+)
+
+// The fast path (issue 14). google/fhir's unmarshaller decodes every JSON
+// object into a map of raw messages, merges through protoreflect, then
+// walks the result again to validate primitives: most of the CPU of a CDS
+// call. fastParse reads the common shapes of the resources pgxsafety reads
+// (fastElements) in one pass over the bytes and builds the same
+// *rpb.ContainedResource google/fhir would. It declines (ok false) on
+// anything outside that subset, and parse then uses google/fhir as before:
+// unknown or misspelt elements, "_element" primitive extensions,
+// extension, contained, empty objects, arrays or strings, null, numbers
+// other than decimal values, duplicate elements, escapes it does not decode exactly as google/fhir
+// does, and any primitive google/fhir would reject. Primitive rules
+// (regexes, date-time layouts and precision, the unmarshaller's time zone,
+// code-to-enum mapping, reference normalisation) follow google/fhir
+// v0.7.4's jsonformat; FuzzFastParseMatchesGoogleFHIR checks that both
+// agree.
+
+// fastElements lists, per FHIR type (the proto message's name), the JSON
+// elements the fast path reads. Resources not listed here are never read
+// by the fast path.
+var fastElements = map[string][]string{
+	"Observation": {"id", "meta", "text", "status", "category", "code", "subject", "encounter",
+		"effectiveDateTime", "effectivePeriod", "effectiveInstant", "issued", "performer",
+		"valueCodeableConcept", "valueString", "valueQuantity", "valueRange", "method", "specimen", "basedOn", "hasMember",
+		"derivedFrom", "component"},
+	"Observation.Component": {"code", "valueCodeableConcept", "valueString", "valueQuantity", "valueRange"},
+	"MedicationRequest": {"id", "meta", "text", "status", "intent", "category", "medicationCodeableConcept",
+		"medicationReference", "subject", "encounter", "authoredOn", "requester", "reasonCode"},
+	"Medication": {"id", "meta", "text", "code", "status"},
+	"Patient":    {"id", "meta", "text", "active", "identifier", "name", "gender", "birthDate", "address"},
+	"Condition": {"id", "meta", "text", "clinicalStatus", "verificationStatus", "category", "code",
+		"subject", "encounter", "onsetDateTime", "recordedDate"},
+	"Specimen":        {"id", "meta", "text", "accessionIdentifier", "identifier", "type", "subject"},
+	"Meta":            {"versionId", "lastUpdated", "source", "profile"},
+	"Narrative":       {"status", "div"},
+	"CodeableConcept": {"coding", "text"},
+	"Coding":          {"system", "version", "code", "display", "userSelected"},
+	"Reference":       {"reference", "type", "display"},
+	"Period":          {"start", "end"},
+	"Range":           {"low", "high"},
+	"SimpleQuantity":  {"value", "unit", "system", "code"},
+	"Quantity":        {"value", "comparator", "unit", "system", "code"},
+	"Identifier":      {"use", "type", "system", "value"},
+	"HumanName":       {"use", "text", "family", "given", "prefix", "suffix"},
+	"Address":         {"use", "type", "text", "line", "city", "district", "state", "postalCode", "country"},
+}
+
+// primKind is how a primitive is read (parsePrimitiveType's cases).
+type primKind uint8
+
+const (
+	primNone primKind = iota
+	primString
+	primCode
+	primID
+	primURI // uri, url, canonical
+	primText
+	primBoolean
+	primDate
+	primDateTime
+	primInstant
+	primDecimal  // a JSON number, kept as written
+	primEnumCode // a code bound to a value set, stored as an enum
+)
+
+// fastField is one JSON element of a message the fast path reads.
+type fastField struct {
+	fd     protoreflect.FieldDescriptor // the field (the choice container for value[x])
+	choice protoreflect.FieldDescriptor // the choice's field, or nil
+	prim   primKind
+	// value is the primitive's "value" field (primString … primEnumCode).
+	value protoreflect.FieldDescriptor
+	sub   *fastMsg
+	bit   int
+	// typed names a datatype read by typed code (no protoreflect).
+	typed typedKind
+	// mt makes the target message (composites and enum codes).
+	mt protoreflect.MessageType
+	// mk makes a string primitive of the target type.
+	mk func(string) protoreflect.Message
+}
+
+// typedKind names the datatypes read without protoreflect.
+type typedKind uint8
+
+const (
+	typedNone typedKind = iota
+	typedCodeableConcept
+	typedReference
+)
+
+// stringPrimitives make the string primitives by type name.
+var stringPrimitives = map[protoreflect.FullName]func(string) protoreflect.Message{
+	"google.fhir.r4.core.String":    func(v string) protoreflect.Message { return (&dpb.String{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Code":      func(v string) protoreflect.Message { return (&dpb.Code{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Id":        func(v string) protoreflect.Message { return (&dpb.Id{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Uri":       func(v string) protoreflect.Message { return (&dpb.Uri{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Url":       func(v string) protoreflect.Message { return (&dpb.Url{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Canonical": func(v string) protoreflect.Message { return (&dpb.Canonical{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Markdown":  func(v string) protoreflect.Message { return (&dpb.Markdown{Value: v}).ProtoReflect() },
+	"google.fhir.r4.core.Xhtml":     func(v string) protoreflect.Message { return (&dpb.Xhtml{Value: v}).ProtoReflect() },
+}
+
+// fastMsg is the fast path's view of one message type.
+type fastMsg struct {
+	fields map[string]*fastField
+}
+
+// fastResources maps a resource type to its message and its field in
+// ContainedResource.
+var fastResources = map[string]struct {
+	msg *fastMsg
+	fd  protoreflect.FieldDescriptor
+}{}
+
+var (
+	// Regexes of google/fhir v0.7.4 (jsonpbhelper).
+	dateRE            = regexp.MustCompile(`^-?[0-9]{4}(-(0[1-9]|1[0-2])(-(0[0-9]|[1-2][0-9]|3[0-1]))?)?$`)
+	dateTimeRE        = regexp.MustCompile(`^-?[0-9]{4}(-(0[1-9]|1[0-2])(-(0[0-9]|[1-2][0-9]|3[0-1])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00)))?)?)?$`)
+	instantRE         = regexp.MustCompile(`^-?[0-9]{4}-(0[1-9]|1[0-2])-(0[0-9]|[1-2][0-9]|3[0-1])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$`)
+	subMilliRE        = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}[0-9]+`)
+	subSecondRE       = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]+`)
+	decimalRE         *regexp.Regexp
+	maxFastStringSize = 1024 * 1024
+)
+
+func init() {
+	decimalRE = valueRegex(&dpb.Decimal{})
+	cr := (&rpb.ContainedResource{}).ProtoReflect().Descriptor()
+	oneof := cr.Oneofs().ByName("oneof_resource")
+	msgs := map[protoreflect.FullName]*fastMsg{}
+	for i := 0; i < oneof.Fields().Len(); i++ {
+		f := oneof.Fields().Get(i)
+		name := string(f.Message().Name())
+		if _, ok := fastElements[name]; ok {
+			fastResources[name] = struct {
+				msg *fastMsg
+				fd  protoreflect.FieldDescriptor
+			}{buildFastMsg(f.Message(), name, msgs), f}
+		}
+	}
+}
+
+// valueRegex compiles a primitive's value_regex annotation as google/fhir
+// does.
+func valueRegex(m proto.Message) *regexp.Regexp {
+	re := proto.GetExtension(m.ProtoReflect().Descriptor().Options(), apb.E_ValueRegex).(string)
+	return regexp.MustCompile(fmt.Sprintf("^%s$", re))
+}
+
+// buildFastMsg builds the fast path's view of md (listed in fastElements
+// as name). It panics when a listed element does not exist: the list is
+// code, and fastparse_test.go runs init.
+func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[protoreflect.FullName]*fastMsg) *fastMsg {
+	if m, ok := done[md.FullName()]; ok {
+		return m
+	}
+	m := &fastMsg{fields: map[string]*fastField{}}
+	done[md.FullName()] = m
+	all := jsonFields(md)
+	for _, key := range fastElements[name] {
+		f, ok := all[key]
+		if !ok {
+			panic("fhir: fast path: no element " + name + "." + key)
+		}
+		target := f.fd.Message()
+		if f.choice != nil {
+			target = f.choice.Message()
+		}
+		f.bit = f.fd.Index()
+		mt, err := protoregistry.GlobalTypes.FindMessageByName(target.FullName())
+		if err != nil {
+			panic("fhir: fast path: " + err.Error())
+		}
+		f.mt = mt
+		f.mk = stringPrimitives[target.FullName()]
+		switch target.FullName() {
+		case "google.fhir.r4.core.CodeableConcept":
+			f.typed = typedCodeableConcept
+		case "google.fhir.r4.core.Reference":
+			f.typed = typedReference
+		}
+		switch {
+		case isPrimitive(target):
+			f.prim = primitiveKind(target)
+			if f.prim == primNone {
+				panic("fhir: fast path: unsupported primitive " + string(target.FullName()))
+			}
+			f.value = target.Fields().ByName("value")
+		default:
+			sub := string(target.Name())
+			if p, ok := target.Parent().(protoreflect.MessageDescriptor); ok {
+				sub = string(p.Name()) + "." + sub
+			}
+			if _, ok := fastElements[sub]; !ok {
+				panic("fhir: fast path: no element list for " + sub)
+			}
+			f.sub = buildFastMsg(target, sub, done)
+		}
+		fc := f
+		m.fields[key] = &fc
+	}
+	return m
+}
+
+// jsonFields maps md's JSON element names to fields as google/fhir's
+// field map does (choice types expanded to value[x] names).
+func jsonFields(md protoreflect.MessageDescriptor) map[string]fastField {
+	out := map[string]fastField{}
+	fs := md.Fields()
+	for i := 0; i < fs.Len(); i++ {
+		f := fs.Get(i)
+		if f.Message() != nil && proto.HasExtension(f.Message().Options(), apb.E_IsChoiceType) {
+			cs := f.Message().Fields()
+			for j := 0; j < cs.Len(); j++ {
+				c := cs.Get(j)
+				n := c.JSONName()
+				out[f.JSONName()+strings.ToUpper(n[:1])+n[1:]] = fastField{fd: f, choice: c}
+			}
+			continue
+		}
+		out[f.JSONName()] = fastField{fd: f}
+	}
+	return out
+}
+
+func isPrimitive(md protoreflect.MessageDescriptor) bool {
+	return proto.GetExtension(md.Options(), apb.E_StructureDefinitionKind).(apb.StructureDefinitionKindValue) ==
+		apb.StructureDefinitionKindValue_KIND_PRIMITIVE_TYPE
+}
+
+// primitiveKind classifies a primitive as parsePrimitiveType does (by
+// name), restricted to the core types it names.
+func primitiveKind(md protoreflect.MessageDescriptor) primKind {
+	core := md.FullName() == protoreflect.FullName("google.fhir.r4.core."+string(md.Name()))
+	switch md.Name() {
+	case "String":
+		return pick(core, primString)
+	case "Code":
+		return pick(core, primCode)
+	case "Id":
+		return pick(core, primID)
+	case "Uri", "Url", "Canonical":
+		return pick(core, primURI)
+	case "Markdown", "Xhtml":
+		return pick(core, primText)
+	case "Boolean":
+		return pick(core, primBoolean)
+	case "Date":
+		return pick(core, primDate)
+	case "DateTime":
+		return pick(core, primDateTime)
+	case "Instant":
+		return pick(core, primInstant)
+	case "Decimal":
+		return pick(core, primDecimal)
+	case "Base64Binary", "Integer", "Oid", "PositiveInt", "Time", "UnsignedInt", "Uuid", "ReferenceId":
+		return primNone
+	}
+	if proto.HasExtension(md.Options(), apb.E_FhirValuesetUrl) {
+		if v := md.Fields().ByName("value"); v != nil && v.Kind() == protoreflect.EnumKind {
+			return primEnumCode
+		}
+	}
+	return primNone
+}
+
+func pick(ok bool, k primKind) primKind {
+	if ok {
+		return k
+	}
+	return primNone
+}
+
+// fastParse reads one resource on the fast path. ok is false when the
+// fast path does not handle it; the caller then uses google/fhir.
+func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
+	if !utf8.Valid(raw) {
+		return nil, h, false
+	}
+	rt, ok := findResourceType(raw)
+	if !ok {
+		return nil, h, false
+	}
+	res, ok := fastResources[rt]
+	if !ok {
+		return nil, h, false
+	}
+	cr = &rpb.ContainedResource{}
+	m := cr.ProtoReflect().NewField(res.fd).Message()
+	// One copy of the input: unescaped strings are substrings of it.
+	s := scanner{b: raw, src: string(raw), loc: p.u.TimeZone}
+	s.ws()
+	if !s.object(res.msg, m, true) {
+		return nil, h, false
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return nil, h, false
+	}
+	cr.ProtoReflect().Set(res.fd, protoreflect.ValueOfMessage(m))
+	h = rawHead{ResourceType: rt}
+	if idf := res.msg.fields["id"]; idf != nil && m.Has(idf.fd) {
+		h.ID = m.Get(idf.fd).Message().Get(idf.value).String()
+	}
+	return cr, h, true
+}
+
+// findResourceType returns the top-level "resourceType" string of a JSON
+// object, skipping the other members.
+func findResourceType(raw []byte) (string, bool) {
+	s := scanner{b: raw}
+	s.ws()
+	if !s.eat('{') {
+		return "", false
+	}
+	for {
+		s.ws()
+		key, ok := s.str()
+		if !ok {
+			return "", false
+		}
+		s.ws()
+		if !s.eat(':') {
+			return "", false
+		}
+		s.ws()
+		if key == "resourceType" {
+			return s.str()
+		}
+		if !s.skip(0) {
+			return "", false
+		}
+		s.ws()
+		if !s.eat(',') {
+			return "", false
+		}
+	}
+}
+
+// scanner reads JSON strictly; any byte it does not expect declines.
+type scanner struct {
+	b []byte
+	// src is b as a string when set: strings without escapes are taken
+	// from it without copying.
+	src string
+	i   int
+	loc *time.Location
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// str reads a JSON string. Escapes other than \" \\ \/ \b \f \n \r \t and
+// \u of a non-surrogate code point, raw control characters and a missing
+// quote decline. The input is valid UTF-8 (checked once).
+func (s *scanner) str() (string, bool) {
+	if !s.eat('"') {
+		return "", false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			var v string
+			if s.src != "" {
+				v = s.src[start:s.i]
+			} else {
+				v = string(s.b[start:s.i])
+			}
+			s.i++
+			return v, true
+		case c == '\\':
+			return s.strEscaped(start)
+		case c < 0x20:
+			return "", false
+		}
+		s.i++
+	}
+	return "", false
+}
+
+func (s *scanner) strEscaped(start int) (string, bool) {
+	// The decoded string is no longer than the raw one: size the buffer
+	// from the closing quote.
+	end := s.i
+	for end < len(s.b) && s.b[end] != '"' {
+		if s.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	buf := make([]byte, 0, end-start)
+	buf = append(buf, s.b[start:s.i]...)
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return string(buf), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			run := s.i + 1
+			for run < len(s.b) && s.b[run] != '"' && s.b[run] != '\\' && s.b[run] >= 0x20 {
+				run++
+			}
+			buf = append(buf, s.b[s.i:run]...)
+			s.i = run
+			continue
+		}
+		if s.i+1 >= len(s.b) {
+			return "", false
+		}
+		e := s.b[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			if s.i+4 > len(s.b) {
+				return "", false
+			}
+			var r rune
+			for _, h := range s.b[s.i : s.i+4] {
+				switch {
+				case h >= '0' && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case h >= 'a' && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case h >= 'A' && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return "", false
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				return "", false
+			}
+			s.i += 4
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// number reads a JSON number literal (RFC 8259 grammar) as written.
+func (s *scanner) number() (string, bool) {
+	start := s.i
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	s.eat('-')
+	switch {
+	case s.eat('0'):
+	case digits() == 0:
+		return "", false
+	}
+	if s.eat('.') && digits() == 0 {
+		return "", false
+	}
+	if s.eat('e') || s.eat('E') {
+		if !s.eat('+') {
+			s.eat('-')
+		}
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	return string(s.b[start:s.i]), true
+}
+
+// skip passes over one JSON value (used only to find resourceType; the
+// full read checks every byte).
+func (s *scanner) skip(depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch s.peek() {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		open := s.b[s.i]
+		s.i++
+		s.ws()
+		if open == '{' && s.eat('}') || open == '[' && s.eat(']') {
+			return true
+		}
+		for {
+			s.ws()
+			if open == '{' {
+				if _, ok := s.str(); !ok {
+					return false
+				}
+				s.ws()
+				if !s.eat(':') {
+					return false
+				}
+				s.ws()
+			}
+			if !s.skip(depth + 1) {
+				return false
+			}
+			s.ws()
+			if s.eat(',') {
+				continue
+			}
+			return open == '{' && s.eat('}') || open == '[' && s.eat(']')
+		}
+	default:
+		for s.i < len(s.b) {
+			switch c := s.b[s.i]; {
+			case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c == '-', c == '+', c == '.', c == 'E':
+				s.i++
+			default:
+				return true
+			}
+		}
+		return true
+	}
+}
+
+// object reads a JSON object into m. top is set for the resource itself,
+// whose "resourceType" member is skipped. Empty objects decline.
+func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
+	if !s.eat('{') {
+		return false
+	}
+	var seen [4]uint64
+	n, fields := 0, 0
+	for {
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return st == 0 && fields > 0
+		}
+		if top && string(key) == "resourceType" {
+			if _, ok := s.str(); !ok {
+				return false
+			}
+			top = false
+			continue
+		}
+		f := fm.fields[string(key)]
+		if f == nil || f.bit >= 256 || seen[f.bit/64]&(1<<(f.bit%64)) != 0 {
+			return false
+		}
+		seen[f.bit/64] |= 1 << (f.bit % 64)
+		if !s.member(f, m) {
+			return false
+		}
+		fields++
+	}
+}
+
+// nextKey moves to the next member of an object whose '{' has been read;
+// n counts the members read so far. It returns the member's key,
+// positioned at its value, with status 1; status 0 at the end of a
+// non-empty object; -1 on anything else (an empty object, a key with an
+// escape, bad JSON).
+func (s *scanner) nextKey(n *int) ([]byte, int) {
+	s.ws()
+	if *n > 0 {
+		if s.eat('}') {
+			return nil, 0
+		}
+		if !s.eat(',') {
+			return nil, -1
+		}
+		s.ws()
+	}
+	if !s.eat('"') {
+		return nil, -1
+	}
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] != '"' {
+		if c := s.b[s.i]; c == '\\' || c < 0x20 {
+			return nil, -1
+		}
+		s.i++
+	}
+	if s.i >= len(s.b) {
+		return nil, -1
+	}
+	key := s.b[start:s.i]
+	s.i++
+	s.ws()
+	if !s.eat(':') {
+		return nil, -1
+	}
+	s.ws()
+	*n++
+	return key, 1
+}
+
+// member reads the value of one element into m.
+func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
+	into, fd := m, f.fd
+	if f.choice != nil {
+		c := m.NewField(f.fd).Message()
+		m.Set(f.fd, protoreflect.ValueOfMessage(c))
+		into, fd = c, f.choice
+	}
+	if fd.IsList() {
+		if !s.eat('[') {
+			return false
+		}
+		list := into.Mutable(fd).List()
+		for {
+			s.ws()
+			v, ok := s.value(f)
+			if !ok {
+				return false
+			}
+			list.Append(protoreflect.ValueOfMessage(v))
+			s.ws()
+			if s.eat(',') {
+				continue
+			}
+			return s.eat(']')
+		}
+	}
+	v, ok := s.value(f)
+	if !ok {
+		return false
+	}
+	into.Set(fd, protoreflect.ValueOfMessage(v))
+	return true
+}
+
+// value reads one value of f.
+func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
+	switch f.typed {
+	case typedCodeableConcept:
+		cc, ok := s.codeableConcept()
+		return cc.ProtoReflect(), ok
+	case typedReference:
+		r, ok := s.reference()
+		return r.ProtoReflect(), ok
+	}
+	if f.sub != nil {
+		v := f.mt.New()
+		if !s.object(f.sub, v, false) {
+			return nil, false
+		}
+		if r, ok := v.Interface().(*dpb.Reference); ok && !normalizeReference(r) {
+			return nil, false
+		}
+		return v, true
+	}
+	switch f.prim {
+	case primBoolean:
+		b, ok := s.boolean()
+		return (&dpb.Boolean{Value: b}).ProtoReflect(), ok
+	case primDecimal:
+		// parseDecimal: the literal as written, checked by the regex.
+		lit, ok := s.number()
+		if !ok || !decimalRE.MatchString(lit) {
+			return nil, false
+		}
+		return (&dpb.Decimal{Value: lit}).ProtoReflect(), true
+	case primDate, primDateTime, primInstant, primEnumCode:
+		str, ok := s.str()
+		if !ok || str == "" {
+			return nil, false
+		}
+		switch f.prim {
+		case primDate:
+			d, ok := parseFastDate(str, s.loc)
+			return d.ProtoReflect(), ok
+		case primDateTime:
+			d, ok := parseFastDateTime(str, s.loc)
+			return d.ProtoReflect(), ok
+		case primInstant:
+			d, ok := parseFastInstant(str)
+			return d.ProtoReflect(), ok
+		}
+		n, ok := enumCode(f.value.Enum(), str)
+		if !ok {
+			return nil, false
+		}
+		v := f.mt.New()
+		v.Set(f.value, protoreflect.ValueOfEnum(n))
+		return v, true
+	}
+	str, ok := s.prim(f.prim)
+	if !ok || f.mk == nil {
+		return nil, false
+	}
+	return f.mk(str), true
+}
+
+// boolean reads true or false.
+func (s *scanner) boolean() (bool, bool) {
+	switch {
+	case s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "true":
+		s.i += 4
+		return true, true
+	case s.i+5 <= len(s.b) && string(s.b[s.i:s.i+5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// prim reads a non-empty string primitive and checks it as google/fhir
+// does (parsePrimitiveType, then fhirvalidate.ValidatePrimitives).
+func (s *scanner) prim(k primKind) (string, bool) {
+	str, ok := s.str()
+	if !ok || str == "" {
+		return "", false
+	}
+	switch k {
+	case primString:
+		return str, validString(str)
+	case primCode:
+		return str, validCode(str)
+	case primID:
+		return str, validID(str)
+	case primURI:
+		return str, validURI(str)
+	case primText:
+		return str, true
+	}
+	return "", false
+}
+
+// validString is jsonpbhelper.ValidateString: at most 1 MiB, none of the
+// control characters U+0000-U+0008, U+000B, U+000C, U+000E-U+001F.
+func validString(s string) bool {
+	if len(s) > maxFastStringSize {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// isRE2Space is RE2's \s: [\t\n\f\r ].
+func isRE2Space(c byte) bool {
+	return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '
+}
+
+// validCode matches the code regex ^[^\s]+(\s[^\s]+)*$: no leading,
+// trailing or doubled whitespace (bytes of multi-byte runes are never
+// \s).
+func validCode(s string) bool {
+	if s == "" || isRE2Space(s[0]) || isRE2Space(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if isRE2Space(s[i]) && isRE2Space(s[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validID matches the id regex ^[A-Za-z0-9\-\.]{1,64}$.
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// uriCache remembers URIs url.Parse accepted (code systems, profiles and
+// references repeat across resources); it stops growing at maxURICache.
+var (
+	uriCache     sync.Map
+	uriCacheSize atomic.Int64
+)
+
+const maxURICache = 4096
+
+// validURI is fhirvalidate's check of uri, url and canonical: url.Parse
+// accepts it.
+func validURI(s string) bool {
+	if _, ok := uriCache.Load(s); ok {
+		return true
+	}
+	if _, err := url.Parse(s); err != nil {
+		return false
+	}
+	if uriCacheSize.Load() < maxURICache {
+		if _, loaded := uriCache.LoadOrStore(s, struct{}{}); !loaded {
+			uriCacheSize.Add(1)
+		}
+	}
+	return true
+}
+
+// codeableConcept reads a CodeableConcept (coding, text).
+func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	cc := &dpb.CodeableConcept{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return cc, st == 0
+		}
+		switch string(key) {
+		case "coding":
+			if cc.Coding != nil || !s.eat('[') {
+				return nil, false
+			}
+			for {
+				s.ws()
+				c, ok := s.coding()
+				if !ok {
+					return nil, false
+				}
+				cc.Coding = append(cc.Coding, c)
+				s.ws()
+				if s.eat(',') {
+					continue
+				}
+				if !s.eat(']') {
+					return nil, false
+				}
+				break
+			}
+		case "text":
+			if cc.Text != nil {
+				return nil, false
+			}
+			v, ok := s.prim(primString)
+			if !ok {
+				return nil, false
+			}
+			cc.Text = &dpb.String{Value: v}
+		default:
+			return nil, false
+		}
+	}
+}
+
+// coding reads a Coding (system, version, code, display, userSelected).
+func (s *scanner) coding() (*dpb.Coding, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	c := &dpb.Coding{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st <= 0 {
+			return c, st == 0
+		}
+		var ok bool
+		var v string
+		switch string(key) {
+		case "system":
+			if c.System != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primURI)
+			c.System = &dpb.Uri{Value: v}
+		case "version":
+			if c.Version != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			c.Version = &dpb.String{Value: v}
+		case "code":
+			if c.Code != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primCode)
+			c.Code = &dpb.Code{Value: v}
+		case "display":
+			if c.Display != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			c.Display = &dpb.String{Value: v}
+		case "userSelected":
+			if c.UserSelected != nil {
+				return nil, false
+			}
+			var b bool
+			b, ok = s.boolean()
+			c.UserSelected = &dpb.Boolean{Value: b}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+}
+
+// reference reads a Reference (reference, type, display) and normalises
+// it as google/fhir does.
+func (s *scanner) reference() (*dpb.Reference, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	r := &dpb.Reference{}
+	for n := 0; ; {
+		key, st := s.nextKey(&n)
+		if st < 0 {
+			return nil, false
+		}
+		if st == 0 {
+			break
+		}
+		var ok bool
+		var v string
+		switch string(key) {
+		case "reference":
+			if r.Reference != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			r.Reference = &dpb.Reference_Uri{Uri: &dpb.String{Value: v}}
+		case "type":
+			if r.Type != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primURI)
+			r.Type = &dpb.Uri{Value: v}
+		case "display":
+			if r.Display != nil {
+				return nil, false
+			}
+			v, ok = s.prim(primString)
+			r.Display = &dpb.String{Value: v}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if !normalizeReference(r) {
+		return nil, false
+	}
+	return r, true
+}
+
+// normalizeReference is the unmarshaller's jsonformat.NormalizeReference
+// followed by the primitive check of what it made: a "_history" version
+// becomes an Id, which must match the id regex.
+func normalizeReference(r *dpb.Reference) bool {
+	if jsonformat.NormalizeReference(r) != nil {
+		return false
+	}
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
+			return validID(id.GetHistory().GetValue())
+		}
+	}
+	return true
+}
+
+// enumCode maps a code to its enum value as jsonpbhelper.UnmarshalCode
+// does.
+func enumCode(ed protoreflect.EnumDescriptor, val string) (protoreflect.EnumNumber, bool) {
+	name := strings.ReplaceAll(strings.ToUpper(val), "-", "_")
+	if v := ed.Values().ByName(protoreflect.Name(name)); v != nil && v.Number() != 0 {
+		return v.Number(), true
+	}
+	vs := ed.Values()
+	for i := 0; i < vs.Len(); i++ {
+		ev := vs.Get(i)
+		if proto.GetExtension(ev.Options(), apb.E_FhirOriginalCode).(string) == val {
+			return ev.Number(), true
+		}
+	}
+	return 0, false
+}
+
+// Layouts of google/fhir v0.7.4 (jsonpbhelper).
+const (
+	layoutYear       = "2006"
+	layoutMonth      = "2006-01"
+	layoutDay        = "2006-01-02"
+	layoutSeconds    = "2006-01-02T15:04:05-07:00"
+	layoutSecondsUTC = "2006-01-02T15:04:05Z"
+)
+
+// timestampUsec is jsonpbhelper.GetTimestampUsec.
+func timestampUsec(t time.Time) int64 {
+	s := t.Unix()
+	if s < math.MaxInt64/int64(time.Second) && s > math.MinInt64/int64(time.Second) {
+		return t.Unix()*1e6 + int64(t.Nanosecond()/1000)
+	}
+	return s * int64(time.Second/time.Microsecond)
+}
+
+// extractTimezone is jsonpbhelper.ExtractTimezone.
+func extractTimezone(t time.Time) string {
+	_, offset := t.Zone()
+	sign := "+"
+	if offset < 0 {
+		sign = "-"
+		offset = -offset
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, offset/3600, offset%3600/60)
+}
+
+// dateLayout returns the one date layout (day, month or year) that can
+// parse s, by length, and its Date precision.
+func dateLayout(s string) (string, dpb.Date_Precision) {
+	switch len(s) {
+	case len(layoutDay):
+		return layoutDay, dpb.Date_DAY
+	case len(layoutMonth):
+		return layoutMonth, dpb.Date_MONTH
+	}
+	return layoutYear, dpb.Date_YEAR
+}
+
+// dateTimePrecision maps a Date precision to the DateTime one.
+var dateTimePrecision = map[dpb.Date_Precision]dpb.DateTime_Precision{
+	dpb.Date_DAY: dpb.DateTime_DAY, dpb.Date_MONTH: dpb.DateTime_MONTH, dpb.Date_YEAR: dpb.DateTime_YEAR,
+}
+
+// parseFastDate is google/fhir's parseDateFromStr.
+func parseFastDate(s string, l *time.Location) (*dpb.Date, bool) {
+	if !dateRE.MatchString(s) {
+		return nil, false
+	}
+	// google/fhir tries day, month then year; these layouts only parse a
+	// string of their own length, so the length picks the one that can.
+	layout, prec := dateLayout(s)
+	if t, err := time.ParseInLocation(layout, s, l); err == nil {
+		return &dpb.Date{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: prec}, true
+	}
+	return nil, false
+}
+
+// secondsPrecision is the precision google/fhir gives a date-time with
+// seconds: the number of fraction digits decides.
+func secondsPrecision(s string) (micro, milli bool) {
+	if subMilliRE.MatchString(s) {
+		return true, false
+	}
+	return false, subSecondRE.MatchString(s)
+}
+
+// parseFastDateTime is google/fhir's parseDateTimeFromStr.
+func parseFastDateTime(s string, l *time.Location) (*dpb.DateTime, bool) {
+	if !dateTimeRE.MatchString(s) {
+		return nil, false
+	}
+	prec := dpb.DateTime_SECOND
+	if micro, milli := secondsPrecision(s); micro {
+		prec = dpb.DateTime_MICROSECOND
+	} else if milli {
+		prec = dpb.DateTime_MILLISECOND
+	}
+	// The seconds layouts need a 'T'; the date layouts cannot parse one.
+	if strings.IndexByte(s, 'T') >= 0 {
+		if t, err := time.Parse(layoutSeconds, s); err == nil {
+			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
+		} else if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
+			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
+		}
+		return nil, false
+	}
+	layout, dprec := dateLayout(s)
+	if t, err := time.ParseInLocation(layout, s, l); err == nil {
+		return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: dateTimePrecision[dprec]}, true
+	}
+	return nil, false
+}
+
+// parseFastInstant is google/fhir's parseInstant.
+func parseFastInstant(s string) (*dpb.Instant, bool) {
+	if !instantRE.MatchString(s) {
+		return nil, false
+	}
+	prec := dpb.Instant_SECOND
+	if micro, milli := secondsPrecision(s); micro {
+		prec = dpb.Instant_MICROSECOND
+	} else if milli {
+		prec = dpb.Instant_MILLISECOND
+	}
+	if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
+		return &dpb.Instant{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
+	} else if t, err := time.Parse(layoutSeconds, s); err == nil {
+		return &dpb.Instant{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
+	}
+	return nil, false
+}
