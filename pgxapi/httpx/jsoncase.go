@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // encoding/json matches object keys to struct fields case-insensitively:
@@ -129,6 +130,48 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = ft
 	}
 	return out
+}
+
+// caseTarget is t as walkCase follows it: pointers removed, nil for an
+// interface (nothing below it is checked).
+func caseTarget(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() == reflect.Interface {
+		return nil
+	}
+	return t
+}
+
+// caseChild is the type walkCase follows for the value of key in an
+// object decoded into typ (a struct or a map), and whether key differs
+// from one of typ's fields only in case.
+func caseChild(typ reflect.Type, key string) (reflect.Type, bool) {
+	if typ.Kind() == reflect.Map {
+		return caseTarget(typ.Elem()), false
+	}
+	fields := cachedJSONFields(typ)
+	if ft, ok := fields[key]; ok {
+		return caseTarget(ft), false
+	}
+	for name := range fields {
+		if strings.EqualFold(name, key) {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// jsonFieldsCache holds jsonFields per struct type (read only once made).
+var jsonFieldsCache sync.Map
+
+func cachedJSONFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := jsonFieldsCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f, _ := jsonFieldsCache.LoadOrStore(t, jsonFields(t))
+	return f.(map[string]reflect.Type)
 }
 
 func sortedMapKeys(m map[string]any) []string {
