@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -143,4 +144,59 @@ func BenchmarkIntakeScan(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzExtensibleDecodeMatchesDecoder: for an extensible body, decoding in
+// place (json.Unmarshal) and falling back to the json.Decoder only on
+// failure gives the same value and the same error as the json.Decoder
+// alone.
+func FuzzExtensibleDecodeMatchesDecoder(f *testing.F) {
+	for _, s := range []string{
+		`{"hook":"order-sign","hookInstance":"x","context":{"a":1},"prefetch":{"p":{"resourceType":"Patient"}},"extension":{"e":[1]}}`,
+		`{"hook":1}`, `{"prefetch":[]}`, `{"hook":"a"} {"hook":"b"}`, `{"hook":"a"} x`, `  {"hook":null}  `,
+		`{"context":}`, `{`, ``, `   `, `[]`, `null`, `"s"`, `{"unknown":{"deep":[1,2]}}`, `{"hook":"\ud800"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got, want caseScanHook
+		gerr := decodeInPlace(b, &got, 1<<20, false)
+		werr := decodeValue(b, &want, 1<<20, false)
+		if problemText(gerr) != problemText(werr) {
+			t.Fatalf("%q: error %v, Decoder %v", b, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: value %+v, Decoder %+v", b, got, want)
+		}
+	})
+}
+
+// problemText is what the client sees of an intake error ("" for none).
+func problemText(err error) string {
+	if err == nil {
+		return ""
+	}
+	p := ProblemFor(err)
+	return fmt.Sprintf("%d %s %s %v", p.Status, p.Type, p.Detail, p.InvalidParams)
+}
+
+// BenchmarkExtensibleDecode: decoding the 54 KB order-sign body into the
+// hook envelope, in place (json.Unmarshal) against the json.Decoder.
+func BenchmarkExtensibleDecode(b *testing.B) {
+	body := orderSignBody()
+	b.SetBytes(int64(len(body)))
+	for _, bm := range []struct {
+		name string
+		f    func([]byte, any, int64, bool) error
+	}{{"in-place", decodeInPlace}, {"decoder", decodeValue}} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var h caseScanHook
+				if err := bm.f(body, &h, 1<<20, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
