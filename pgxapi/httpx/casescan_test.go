@@ -123,7 +123,7 @@ type caseScanHook struct {
 }
 
 // BenchmarkIntakeScan: the checks decodeJSON makes before decoding, on the
-// 54 KB order-sign body of BenchmarkDuplicateKey: the one-pass scan (new)
+// 37 KB order-sign body of BenchmarkDuplicateKey: the one-pass scan (new)
 // against the duplicate scan followed by CaseMismatch (old).
 func BenchmarkIntakeScan(b *testing.B) {
 	body := orderSignBody()
@@ -180,7 +180,7 @@ func problemText(err error) string {
 	return fmt.Sprintf("%d %s %s %v", p.Status, p.Type, p.Detail, p.InvalidParams)
 }
 
-// BenchmarkExtensibleDecode: decoding the 54 KB order-sign body into the
+// BenchmarkExtensibleDecode: decoding the 37 KB order-sign body into the
 // hook envelope, in place (json.Unmarshal) against the json.Decoder.
 func BenchmarkExtensibleDecode(b *testing.B) {
 	body := orderSignBody()

@@ -112,7 +112,7 @@ func FuzzDuplicateKeyMatchesReference(f *testing.F) {
 	})
 }
 
-// BenchmarkDuplicateKey scans a 54 KB CDS order-sign body (the
+// BenchmarkDuplicateKey scans a 37 KB CDS order-sign body (the
 // reference is the json.Decoder.Token scanner it replaced).
 func BenchmarkDuplicateKey(b *testing.B) {
 	body := orderSignBody()
@@ -135,7 +135,7 @@ func BenchmarkDuplicateKey(b *testing.B) {
 	})
 }
 
-// orderSignBody is a 54 KB CDS order-sign body: 120 Observations in one
+// orderSignBody is a 37 KB CDS order-sign body: 120 Observations in one
 // prefetch Bundle.
 func orderSignBody() []byte {
 	var buf bytes.Buffer
