@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // encoding/json matches object keys to struct fields case-insensitively:
@@ -151,7 +150,7 @@ func caseChild(typ reflect.Type, key string) (reflect.Type, bool) {
 	if typ.Kind() == reflect.Map {
 		return caseTarget(typ.Elem()), false
 	}
-	fields := cachedJSONFields(typ)
+	fields := jsonFields(typ)
 	if ft, ok := fields[key]; ok {
 		return caseTarget(ft), false
 	}
@@ -161,17 +160,6 @@ func caseChild(typ reflect.Type, key string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-// jsonFieldsCache holds jsonFields per struct type (read only once made).
-var jsonFieldsCache sync.Map
-
-func cachedJSONFields(t reflect.Type) map[string]reflect.Type {
-	if f, ok := jsonFieldsCache.Load(t); ok {
-		return f.(map[string]reflect.Type)
-	}
-	f, _ := jsonFieldsCache.LoadOrStore(t, jsonFields(t))
-	return f.(map[string]reflect.Type)
 }
 
 func sortedMapKeys(m map[string]any) []string {
