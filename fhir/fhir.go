@@ -131,8 +131,21 @@ type rawHead struct {
 	ID           string `json:"id"`
 }
 
-// head reads resourceType and id with encoding/json.
+// head reads resourceType and id: in one pass over the top level
+// (scanTop) or, when that gives up, with encoding/json (headDecode), so
+// the answer is always encoding/json's.
 func head(raw json.RawMessage) (rawHead, error) {
+	if h, _, ok := scanTop(raw, false); ok {
+		if h.ResourceType == "" {
+			return h, fmt.Errorf("no resourceType")
+		}
+		return h, nil
+	}
+	return headDecode(raw)
+}
+
+// headDecode reads resourceType and id with encoding/json.
+func headDecode(raw json.RawMessage) (rawHead, error) {
 	var h rawHead
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return h, fmt.Errorf("not a JSON object: %s", clip(err.Error()))
@@ -297,19 +310,26 @@ func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	h, err := head(raw)
-	if err != nil {
-		return nil, err
+	// One pass reads the head and a Bundle's entries; when it gives up,
+	// encoding/json decodes (and names the error).
+	h, b, ok := scanTop(raw, true)
+	if !ok || h.ResourceType == "" {
+		var err error
+		if h, err = headDecode(raw); err != nil {
+			return nil, err
+		}
+		if h.ResourceType == "Bundle" {
+			b = bundle{}
+			if err := json.Unmarshal(raw, &b); err != nil {
+				//lint:ignore ST1005 "Bundle" is the FHIR resource type's name, capitalised as FHIR writes it
+				return nil, fmt.Errorf("Bundle: %s", clip(err.Error()))
+			}
+		}
 	}
 	switch h.ResourceType {
 	case "OperationOutcome":
 		return nil, outcomeError(raw)
 	case "Bundle":
-		var b bundle
-		if err := json.Unmarshal(raw, &b); err != nil {
-			//lint:ignore ST1005 "Bundle" is the FHIR resource type's name, capitalised as FHIR writes it
-			return nil, fmt.Errorf("Bundle: %s", clip(err.Error()))
-		}
 		out := make([]json.RawMessage, 0, len(b.Entry))
 		for _, e := range b.Entry {
 			if r := bytes.TrimSpace(e.Resource); len(r) > 0 && !bytes.Equal(r, []byte("null")) {

@@ -46,17 +46,42 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the request body could not be read"}
 	}
 	// A key given twice would make the audited request ambiguous (the last
-	// one wins in encoding/json): refuse it.
-	if key, ok := duplicateKey(raw); ok {
+	// one wins in encoding/json): refuse it. The same pass notes whether a
+	// key differs from a field of dst only in case.
+	key, dup, caseSuspect := scanKeys(raw, reflect.TypeOf(dst))
+	if dup {
 		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
 			Detail:        fmt.Sprintf("the key %q appears more than once in one object", key),
 			InvalidParams: []Param{{Name: key, Reason: "duplicate key"}}}
 	}
 	// encoding/json matches keys case-insensitively: a key that differs
 	// from a field only in case would be read (or would overwrite another).
-	if path, known, ok := CaseMismatch(raw, dst); ok {
-		return CaseError(path, known)
+	// When the scan saw one, CaseMismatch names the one it reports (the
+	// lexically first, depth first).
+	if caseSuspect {
+		if path, known, ok := CaseMismatch(raw, dst); ok {
+			return CaseError(path, known)
+		}
 	}
+	return decodeInPlace(raw, dst, maxBytes, strict)
+}
+
+// decodeInPlace is decodeValue for a body already read. A body that is one
+// valid JSON value decodes in place: json.Unmarshal reads raw where a
+// json.Decoder would copy it into a buffer grown by doubling (230 KB for
+// a 54 KB CDS body). Unmarshal has no unknown-field check, so strict
+// bodies, and every body Unmarshal refuses (whose error decodeValue
+// words), go through the Decoder.
+func decodeInPlace(raw []byte, dst any, maxBytes int64, strict bool) error {
+	if !strict && json.Unmarshal(raw, dst) == nil {
+		return nil
+	}
+	return decodeValue(raw, dst, maxBytes, strict)
+}
+
+// decodeValue decodes raw, which must hold exactly one JSON value, into
+// dst with a json.Decoder and words its errors.
+func decodeValue(raw []byte, dst any, maxBytes int64, strict bool) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if strict {
 		dec.DisallowUnknownFields()
@@ -91,22 +116,53 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 // itself); key strings with escapes or non-ASCII bytes are unquoted as
 // encoding/json does, so "\u0061" and "a" are the same key.
 func duplicateKey(b []byte) (string, bool) {
-	type frame struct {
-		object    bool
-		expectKey bool
-		keys      map[string]struct{}
-		path      string
-		lastKey   string
-	}
-	var stack []frame
+	key, dup, _ := scanKeys(b, nil)
+	return key, dup
+}
+
+// keyFrame is one open object or array of scanKeys.
+type keyFrame struct {
+	object    bool
+	expectKey bool
+	// keys[keysFrom:] of the scan are this object's keys so far; seen
+	// replaces the linear search once an object has many keys.
+	keysFrom int
+	seen     map[string]struct{}
+	lastKey  []byte
+	// typ is the Go type this container decodes into (pointers
+	// removed), nil when no case check applies below it; child is the
+	// type of the value after the current key (objects) or of every
+	// element (arrays).
+	typ   reflect.Type
+	child reflect.Type
+}
+
+// linearKeys is the number of keys of one object compared one by one
+// before scanKeys indexes them in a map.
+const linearKeys = 16
+
+// scanKeys is duplicateKey that also follows the Go type t (the type of
+// the decoding target, nil for none) as CaseMismatch does and reports
+// whether some object key is not a field's JSON name but equals one
+// ignoring case (caseSuspect). On a body whose first JSON value is valid,
+// caseSuspect is false exactly when CaseMismatch finds nothing; on a
+// malformed body CaseMismatch finds nothing whatever caseSuspect says.
+// Paths are built only for the duplicate reported; keys are compared as
+// bytes (unquoted only when they hold escapes or non-ASCII bytes).
+func scanKeys(b []byte, t reflect.Type) (dupKey string, dup, caseSuspect bool) {
+	var (
+		stack []keyFrame
+		keys  [][]byte
+	)
 	i, n := 0, len(b)
 	skipSpace := func() {
 		for i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 			i++
 		}
 	}
-	// readString reads the string starting at b[i] == '"'.
-	readString := func() (string, bool) {
+	// readString reads the string starting at b[i] == '"' and returns its
+	// unquoted bytes.
+	readString := func() ([]byte, bool) {
 		start, escaped := i, false
 		for i++; i < n; i++ {
 			switch b[i] {
@@ -117,13 +173,13 @@ func duplicateKey(b []byte) (string, bool) {
 				i++
 				raw := b[start:i]
 				if !escaped {
-					return string(raw[1 : len(raw)-1]), true
+					return raw[1 : len(raw)-1], true
 				}
 				var s string
 				if json.Unmarshal(raw, &s) != nil {
-					return "", false
+					return nil, false
 				}
-				return s, true
+				return []byte(s), true
 			default:
 				// Non-ASCII: encoding/json replaces invalid UTF-8 with
 				// U+FFFD, so let it unquote the key.
@@ -132,20 +188,26 @@ func duplicateKey(b []byte) (string, bool) {
 				}
 			}
 		}
-		return "", false
+		return nil, false
 	}
-	childPath := func() string {
-		if len(stack) == 0 {
-			return ""
+	// path names key in the innermost object: the keys leading to it,
+	// joined by dots (an empty path takes no dot: {"":{"a":…}} gives "a").
+	path := func(key []byte) string {
+		p := ""
+		for _, f := range stack[:len(stack)-1] {
+			if !f.object {
+				continue
+			}
+			if p == "" {
+				p = string(f.lastKey)
+			} else {
+				p += "." + string(f.lastKey)
+			}
 		}
-		top := &stack[len(stack)-1]
-		if !top.object {
-			return top.path
+		if p == "" {
+			return string(key)
 		}
-		if top.path == "" {
-			return top.lastKey
-		}
-		return top.path + "." + top.lastKey
+		return p + "." + string(key)
 	}
 	// afterValue records that a value ended; false when it was the
 	// top-level value.
@@ -158,10 +220,11 @@ func duplicateKey(b []byte) (string, bool) {
 		}
 		return true
 	}
+	pending := caseTarget(t)
 	for {
 		skipSpace()
 		if i >= n {
-			return "", false
+			return "", false, caseSuspect
 		}
 		c := b[i]
 		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey {
@@ -171,34 +234,55 @@ func duplicateKey(b []byte) (string, bool) {
 				continue
 			case '}':
 				i++
+				keys = keys[:stack[len(stack)-1].keysFrom]
 				stack = stack[:len(stack)-1]
 				if !afterValue() {
-					return "", false
+					return "", false, caseSuspect
 				}
 				continue
 			case '"':
 			default:
-				return "", false
+				return "", false, caseSuspect
 			}
 			key, ok := readString()
 			if !ok {
-				return "", false
+				return "", false, caseSuspect
 			}
 			top := &stack[len(stack)-1]
-			if _, dup := top.keys[key]; dup {
-				if top.path != "" {
-					key = top.path + "." + key
+			mine := keys[top.keysFrom:]
+			switch {
+			case top.seen != nil:
+				_, dup = top.seen[string(key)]
+			default:
+				for _, k := range mine {
+					if bytes.Equal(k, key) {
+						dup = true
+						break
+					}
 				}
-				return key, true
 			}
-			if top.keys == nil {
-				top.keys = make(map[string]struct{}, 8)
+			if dup {
+				return path(key), true, caseSuspect
 			}
-			top.keys[key] = struct{}{}
+			switch {
+			case top.seen != nil:
+				top.seen[string(key)] = struct{}{}
+			case len(mine) < linearKeys:
+				keys = append(keys, key)
+			default:
+				top.seen = make(map[string]struct{}, 2*linearKeys)
+				for _, k := range mine {
+					top.seen[string(k)] = struct{}{}
+				}
+				top.seen[string(key)] = struct{}{}
+			}
 			top.lastKey, top.expectKey = key, false
+			if top.typ != nil && !caseSuspect {
+				top.child, caseSuspect = caseChild(top.typ, string(key))
+			}
 			skipSpace()
 			if i >= n || b[i] != ':' {
-				return "", false
+				return "", false, caseSuspect
 			}
 			i++
 			continue
@@ -208,36 +292,67 @@ func duplicateKey(b []byte) (string, bool) {
 			i++
 		case '{', '[':
 			if len(stack) >= maxJSONDepth {
-				return "", false
+				return "", false, caseSuspect
 			}
-			stack = append(stack, frame{object: c == '{', expectKey: c == '{', path: childPath()})
+			// The type this container decodes into, as walkCase follows
+			// it: an object into a struct or a map, an array into a
+			// slice or an array; anything else is not looked into.
+			var typ reflect.Type
+			if len(stack) == 0 {
+				typ = pending
+			} else {
+				typ = stack[len(stack)-1].child
+			}
+			if typ != nil {
+				switch k := typ.Kind(); {
+				case c == '{' && (k == reflect.Struct || k == reflect.Map):
+				case c == '[' && (k == reflect.Slice || k == reflect.Array):
+				default:
+					typ = nil
+				}
+			}
+			f := keyFrame{object: c == '{', expectKey: c == '{', keysFrom: len(keys), typ: typ}
+			if typ != nil && c == '[' {
+				f.child = caseTarget(typ.Elem())
+			}
+			stack = append(stack, f)
 			i++
 		case ']', '}':
 			if len(stack) == 0 {
-				return "", false
+				return "", false, caseSuspect
 			}
 			i++
+			keys = keys[:stack[len(stack)-1].keysFrom]
 			stack = stack[:len(stack)-1]
 			if !afterValue() {
-				return "", false
+				return "", false, caseSuspect
 			}
 		case '"':
 			if _, ok := readString(); !ok {
-				return "", false
+				return "", false, caseSuspect
 			}
 			if !afterValue() {
-				return "", false
+				return "", false, caseSuspect
 			}
 		default:
 			// A number, true, false or null: up to the next delimiter.
-			for i < n && !strings.ContainsRune(" \t\n\r,]}", rune(b[i])) {
+			for i < n && !isValueEnd(b[i]) {
 				i++
 			}
 			if !afterValue() {
-				return "", false
+				return "", false, caseSuspect
 			}
 		}
 	}
+}
+
+// isValueEnd reports whether c ends a number or literal.
+func isValueEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ']', '}':
+		return true
+	}
+	return false
 }
 
 // maxJSONDepth is the nesting the duplicate-key scan follows; deeper

@@ -148,6 +148,37 @@ func readJSONFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
+// caseTarget is t as walkCase follows it: pointers removed, nil for an
+// interface (nothing below it is checked).
+func caseTarget(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() == reflect.Interface {
+		return nil
+	}
+	return t
+}
+
+// caseChild is the type walkCase follows for the value of key in an
+// object decoded into typ (a struct or a map), and whether key differs
+// from one of typ's fields only in case.
+func caseChild(typ reflect.Type, key string) (reflect.Type, bool) {
+	if typ.Kind() == reflect.Map {
+		return caseTarget(typ.Elem()), false
+	}
+	fields := jsonFields(typ)
+	if ft, ok := fields[key]; ok {
+		return caseTarget(ft), false
+	}
+	for name := range fields {
+		if strings.EqualFold(name, key) {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
 func sortedMapKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
