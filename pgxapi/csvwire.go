@@ -56,12 +56,20 @@ const hexDigits = "0123456789abcdef"
 // encoding/json does with HTML escaping off (invalid UTF-8 becomes
 // U+FFFD; U+2028 and U+2029 are escaped).
 func appendJSONString(dst []byte, s string) []byte {
+	return appendJSONStringHTML(dst, s, false)
+}
+
+// appendJSONStringHTML appends s as a JSON string, escaped exactly as
+// encoding/json does: with escapeHTML, '<', '>' and '&' become \u003c,
+// \u003e and \u0026 (json.Marshal's form); without, they are kept (an
+// Encoder with SetEscapeHTML(false)).
+func appendJSONStringHTML(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
 				i++
 				continue
 			}
