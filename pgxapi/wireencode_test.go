@@ -135,7 +135,7 @@ func (f *filler) string() string {
 		return fillerStrings[int(b)%len(fillerStrings)]
 	}
 	// Raw bytes from the input: anything at all.
-	n := int(f.byte() % 24)
+	n := int(f.byte() % 40)
 	if n > len(f.in) {
 		n = len(f.in)
 	}
