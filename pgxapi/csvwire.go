@@ -56,12 +56,24 @@ const hexDigits = "0123456789abcdef"
 // encoding/json does with HTML escaping off (invalid UTF-8 becomes
 // U+FFFD; U+2028 and U+2029 are escaped).
 func appendJSONString(dst []byte, s string) []byte {
+	return appendJSONStringHTML(dst, s, false)
+}
+
+// appendJSONStringHTML appends s as a JSON string, escaped exactly as
+// encoding/json does: with escapeHTML, '<', '>' and '&' become \u003c,
+// \u003e and \u0026 (json.Marshal's form); without, they are kept (an
+// Encoder with SetEscapeHTML(false)).
+func appendJSONStringHTML(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i = skipPlainWords(s, i, escapeHTML)
+		if i >= len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
 				i++
 				continue
 			}
@@ -105,4 +117,34 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// Byte-wise masks for skipPlainWords.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// skipPlainWords returns the index, from i on, of the first 8-byte word of
+// s that is not all plain ASCII (or of its last, shorter, tail): plain is
+// what a JSON string holds as it is, no control character, '"' or '\\',
+// and with escapeHTML no '<', '>' or '&'. It tests eight bytes at once
+// (the "has a zero byte" and "has a byte less than n" tricks), which is
+// what makes appendJSONStringHTML faster than encoding/json on plain text.
+func skipPlainWords(s string, i int, escapeHTML bool) int {
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q := v ^ ('"' * ones)
+		bs := v ^ ('\\' * ones)
+		bad := v | (v-0x20*ones)&^v | (q-ones)&^q | (bs-ones)&^bs
+		if escapeHTML {
+			lt, gt, amp := v^('<'*ones), v^('>'*ones), v^('&'*ones)
+			bad |= (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
+		}
+		if bad&highs != 0 {
+			return i
+		}
+	}
+	return i
 }

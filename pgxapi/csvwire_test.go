@@ -42,3 +42,24 @@ func TestAppendRowJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendJSONStringMatchesEncodingJSON: any string, in both escaping
+// forms, is escaped exactly as encoding/json escapes it.
+func FuzzAppendJSONStringMatchesEncodingJSON(f *testing.F) {
+	f.Add("plain text that is longer than a word <b> & \u2028 \xff \x00 \"q\" \\")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, escapeHTML := range []bool{true, false} {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(escapeHTML)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimSuffix(buf.String(), "\n")
+			if got := string(appendJSONStringHTML(nil, s, escapeHTML)); got != want {
+				t.Fatalf("appendJSONStringHTML(%q, %v) = %s, encoding/json %s", s, escapeHTML, got, want)
+			}
+		}
+	})
+}

@@ -282,5 +282,10 @@ func FieldPath(r engine.Result, t engine.CitationTarget) string {
 	return fmt.Sprintf("unknown[%d]", int(t.Kind))
 }
 
-// WireResult is ResultOf as labcsv.Options.Wire wants it.
-func WireResult(r engine.Result) any { return ResultOf(r) }
+// WireResult is ResultOf as labcsv.Options.Wire wants it. It is a
+// *Result, so the processor can have it encode itself (AppendJSON);
+// encoding/json encodes the pointer as the Result.
+func WireResult(r engine.Result) any {
+	w := ResultOf(r)
+	return &w
+}

@@ -330,8 +330,10 @@ type rowEvaluator struct {
 	noDigest bool
 	buf      bytes.Buffer
 	enc      *json.Encoder
-	key      []byte
-	hits     int
+	// scratch is where a jsonAppender wire form encodes itself.
+	scratch []byte
+	key     []byte
+	hits    int
 }
 
 func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
@@ -433,11 +435,10 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 		// reported on the row without internals.
 		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row could not be evaluated"}}
 	}
-	ev.buf.Reset()
-	if err := ev.enc.Encode(ev.wire(res)); err != nil {
+	b, err := ev.encode(ev.wire(res))
+	if err != nil {
 		return &cachedResult{err: &RowError{Code: RowErrInvalidValue, Field: "record", Detail: "the row's result could not be encoded"}}
 	}
-	b := bytes.TrimSuffix(ev.buf.Bytes(), []byte("\n"))
 	result := append(make([]byte, 0, len(b)), b...)
 	cr := &cachedResult{result: result, severity: res.OverallSeverity}
 	if !ev.noDigest {
@@ -445,6 +446,33 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 		cr.digest = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return cr
+}
+
+// jsonAppender is a wire form that encodes itself without reflection
+// (pgxapi.Result): AppendJSON with escapeHTML false appends exactly what
+// an Encoder with SetEscapeHTML(false) writes, less its newline, or fails
+// where encoding/json fails.
+type jsonAppender interface {
+	AppendJSON(dst []byte, escapeHTML bool) ([]byte, error)
+}
+
+// encode returns w as encoding/json encodes it with HTML escaping off,
+// without the newline, in ev's scratch space (valid until the next call).
+// A jsonAppender encodes itself; where it fails, encoding/json is asked,
+// so the error is encoding/json's.
+func (ev *rowEvaluator) encode(w any) ([]byte, error) {
+	if a, ok := w.(jsonAppender); ok {
+		b, err := a.AppendJSON(ev.scratch[:0], false)
+		ev.scratch = b
+		if err == nil {
+			return b, nil
+		}
+	}
+	ev.buf.Reset()
+	if err := ev.enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(ev.buf.Bytes(), []byte("\n")), nil
 }
 
 // splitVariants splits the variants column: rsIDs separated by

@@ -60,7 +60,9 @@ func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.
 		return zero, err
 	}
 	w := wire(res)
-	sent, audited, err := encodeAnswer(w)
+	// &w: a wire form whose AppendJSON has a pointer receiver encodes
+	// itself; encoding/json encodes a pointer as what it points to.
+	sent, audited, err := encodeAnswer(&w)
 	if err != nil {
 		return zero, fmt.Errorf("encode answer: %w", err)
 	}

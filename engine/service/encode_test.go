@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -129,4 +131,55 @@ func BenchmarkCheckAnswer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// appending is an answer that encodes itself (as pgxapi.Result does); with
+// fail set, AppendJSON fails and encoding/json is asked instead.
+type appending struct {
+	A    string  `json:"a"`
+	F    float64 `json:"f"`
+	fail bool
+}
+
+func (a *appending) AppendJSON(dst []byte, escapeHTML bool) ([]byte, error) {
+	if a.fail {
+		return dst, errors.New("cannot")
+	}
+	if escapeHTML {
+		return json.Marshal(a)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a); err != nil {
+		return dst, err
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// TestEncodeAnswerAppender: an answer that encodes itself gives the same
+// two forms as encoding/json; where AppendJSON fails, encoding/json's
+// result (or error) is returned.
+func TestEncodeAnswerAppender(t *testing.T) {
+	for _, v := range []*appending{
+		{A: "plain", F: 1.5},
+		{A: "<b> & \u2028", F: 1e-7},
+		{A: "<b>", fail: true},
+		{A: "nan", F: math.NaN(), fail: true},
+	} {
+		want, wantErr := json.Marshal(v)
+		got, err := service.EncodeAnswerForTest(v)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%+v: encodeAnswer error %v, json.Marshal error %v", v, err, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if diff := cmp.Diff(string(want), string(got.Audited)); diff != "" {
+			t.Errorf("audited (-json.Marshal +encodeAnswer):\n%s", diff)
+		}
+		if diff := cmp.Diff(string(unescaped(t, v)), string(got.Sent)); diff != "" {
+			t.Errorf("sent (-Encoder +encodeAnswer):\n%s", diff)
+		}
+	}
 }

@@ -130,14 +130,34 @@ func marshalPayload(v any) ([]byte, error) {
 // encodeBuffers are the scratch buffers of encodeAnswer.
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// JSONAppender is an answer's wire form that encodes itself without
+// reflection (pgxapi.Result): AppendJSON appends exactly the bytes
+// encoding/json writes for the value — json.Marshal's with escapeHTML,
+// an Encoder's with SetEscapeHTML(false) (less its newline) without — or
+// fails where encoding/json fails.
+type JSONAppender interface {
+	AppendJSON(dst []byte, escapeHTML bool) ([]byte, error)
+}
+
+// appendBuffers are the scratch buffers of encodeAnswer for a
+// JSONAppender.
+var appendBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // encodeAnswer encodes v once and returns it in the two forms that are
 // needed: sent, the encoding/json form with HTML escaping off and no
 // trailing newline (what the REST surface writes, httpx.WriteJSON), and
 // audited, its json.Marshal form (HTML escaping on), which is what append
 // records. The two differ only where sent holds '<', '>' or '&';
 // otherwise audited is sent itself. json.HTMLEscape of the unescaped form
-// is byte for byte the escaped form (TestEncodeAnswerMatchesMarshal).
+// is byte for byte the escaped form (TestEncodeAnswerMatchesMarshal). A
+// JSONAppender encodes itself, in the same bytes; where it fails,
+// encoding/json is asked, so the error is encoding/json's.
 func encodeAnswer(v any) (sent []byte, audited marshalled, err error) {
+	if a, ok := v.(JSONAppender); ok {
+		if sent, audited, ok := appendAnswer(a); ok {
+			return sent, audited, nil
+		}
+	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
@@ -158,6 +178,31 @@ func encodeAnswer(v any) (sent []byte, audited marshalled, err error) {
 	esc.Grow(len(sent) + 64)
 	json.HTMLEscape(&esc, sent)
 	return sent, esc.Bytes(), nil
+}
+
+// appendAnswer is encodeAnswer for a JSONAppender; ok is false where
+// AppendJSON failed.
+func appendAnswer(a JSONAppender) (sent []byte, audited marshalled, ok bool) {
+	scratch := appendBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= 1<<20 {
+			appendBuffers.Put(scratch)
+		}
+	}()
+	b, err := a.AppendJSON((*scratch)[:0], false)
+	*scratch = b
+	if err != nil {
+		return nil, nil, false
+	}
+	sent = bytes.Clone(b)
+	if !bytes.ContainsAny(sent, "<>&") {
+		return sent, sent, true
+	}
+	esc, err := a.AppendJSON(make([]byte, 0, len(sent)+64), true)
+	if err != nil {
+		return nil, nil, false
+	}
+	return sent, esc, true
 }
 
 func digest(b []byte) string {
