@@ -30,7 +30,8 @@ import (
 // *rpb.ContainedResource google/fhir would. It declines (ok false) on
 // anything outside that subset, and parse then uses google/fhir as before:
 // unknown or misspelt elements, "_element" primitive extensions,
-// extension, contained, empty objects, arrays or strings, null, numbers
+// modifierExtension, extensions other than a url with one value of the
+// types listed under "Extension" (nested extensions, ids), contained, empty objects, arrays or strings, null, numbers
 // other than decimal values, duplicate elements, escapes it does not decode exactly as google/fhir
 // does, and any primitive google/fhir would reject. Primitive rules
 // (regexes, date-time layouts and precision, the unmarshaller's time zone,
@@ -42,18 +43,23 @@ import (
 // elements the fast path reads. Resources not listed here are never read
 // by the fast path.
 var fastElements = map[string][]string{
-	"Observation": {"id", "meta", "text", "status", "category", "code", "subject", "encounter",
+	"Observation": {"id", "meta", "text", "extension", "status", "category", "code", "subject", "encounter",
 		"effectiveDateTime", "effectivePeriod", "effectiveInstant", "issued", "performer",
 		"valueCodeableConcept", "valueString", "valueQuantity", "valueRange", "method", "specimen", "basedOn", "hasMember",
 		"derivedFrom", "component"},
 	"Observation.Component": {"code", "valueCodeableConcept", "valueString", "valueQuantity", "valueRange"},
-	"MedicationRequest": {"id", "meta", "text", "status", "intent", "category", "medicationCodeableConcept",
+	"MedicationRequest": {"id", "meta", "text", "extension", "status", "intent", "category", "medicationCodeableConcept",
 		"medicationReference", "subject", "encounter", "authoredOn", "requester", "reasonCode"},
-	"Medication": {"id", "meta", "text", "code", "status"},
-	"Patient":    {"id", "meta", "text", "active", "identifier", "name", "gender", "birthDate", "address"},
-	"Condition": {"id", "meta", "text", "clinicalStatus", "verificationStatus", "category", "code",
+	"Medication": {"id", "meta", "text", "extension", "code", "status"},
+	"Patient":    {"id", "meta", "text", "extension", "active", "identifier", "name", "gender", "birthDate", "address"},
+	"Condition": {"id", "meta", "text", "extension", "clinicalStatus", "verificationStatus", "category", "code",
 		"subject", "encounter", "onsetDateTime", "recordedDate"},
-	"Specimen":        {"id", "meta", "text", "accessionIdentifier", "identifier", "type", "subject"},
+	"Specimen": {"id", "meta", "text", "extension", "accessionIdentifier", "identifier", "type", "subject"},
+	// Extension: simple extensions only (a url and one value); nested
+	// extensions ("extension" inside) and an "id" decline.
+	"Extension": {"url", "valueBoolean", "valueCode", "valueCodeableConcept", "valueDateTime",
+		"valueReference", "valueRelatedArtifact", "valueString", "valueUri"},
+	"RelatedArtifact": {"type", "label", "display", "citation", "url", "resource"},
 	"Meta":            {"versionId", "lastUpdated", "source", "profile"},
 	"Narrative":       {"status", "div"},
 	"CodeableConcept": {"coding", "text"},

@@ -185,10 +185,41 @@ var edgeCases = []string{
 	`{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"1","display":"d","version":"2","userSelected":true}]}}`,
 	`{"resourceType":"Observation","meta":{"profile":["http://x/y"],"lastUpdated":"2020-01-01T00:00:00Z","versionId":"1"},"status":"final","code":{"text":"x"}}`,
 	`{"resourceType":"Observation","text":{"status":"generated","div":"<div xmlns=\"http://www.w3.org/1999/xhtml\">x</div>"},"status":"final","code":{"text":"x"}}`,
+	// Extensions: simple ones are read, the rest declines.
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"citation","url":"https://cpicpgx.org/g)"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"Citation","label":"l","display":"d","citation":"c","resource":"http://r|1"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"bogus"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"document":{"url":"http://d"}}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueCodeableConcept":{"text":"y"}},{"url":"http://z","valueReference":{"reference":"Patient/1"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueBoolean":true},{"url":"http://x","valueCode":"a b"},{"url":"u","valueUri":"urn:x"},{"url":"u","valueDateTime":"2020-01"}]}`,
+	`{"resourceType":"MedicationRequest","status":"active","intent":"order","extension":[{"url":"http://x","valueString":"y"}],"medicationCodeableConcept":{"text":"x"}}`,
+	`{"resourceType":"Patient","extension":[{"url":"http://x","valueCodeableConcept":{"coding":[{"code":"c"}]}}],"gender":"male"}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://a b","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"%zz","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","valueCode":"z"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","url":"http://z"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueInteger":1}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueAnnotation":{"text":"a"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueBogus":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valuestring":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":""}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":null}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":{"url":"http://x","valueString":"y"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","extension":[{"url":"a","valueString":"y"}]}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","extension":[{"url":"a","valueString":"y"}]}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"id":"e1","url":"http://x","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","_valueString":{"id":"a"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}],"extension":[{"url":"http://x","valueString":"y"}]}`,
 	// Shapes the fast path declines.
 	`{"resourceType":"Observation","status":"final","_status":{"extension":[]},"code":{"text":"x"}}`,
 	`{"resourceType":"Observation","_status":{"id":"s"},"code":{"text":"x"}}`,
-	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"modifierExtension":[{"url":"http://x","valueString":"y"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"contained":[{"resourceType":"Patient","id":"p"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"unknownElement":1}`,
@@ -293,9 +324,9 @@ func TestFastParseMatchesGoogleFHIREdgeCases(t *testing.T) {
 // TestFastPathTakesBenchmarkResources: the resources of the CDS order-sign
 // benchmark (the Patient, the IG's Genotype and Variant, generated
 // Variants and active MedicationRequests re-marshalled with sorted keys,
-// the draft clopidogrel order) take the fast path, so the speed-up cannot
-// vanish silently. The IG's Therapeutic Implication carries an extension
-// and is read by google/fhir.
+// the draft clopidogrel order, the IG's Therapeutic Implication with its
+// relatedArtifact extension) take the fast path, so the speed-up cannot
+// vanish silently.
 func TestFastPathTakesBenchmarkResources(t *testing.T) {
 	p, err := NewParser()
 	if err != nil {
@@ -325,6 +356,7 @@ func TestFastPathTakesBenchmarkResources(t *testing.T) {
 		"request patient":    corpus["order-sign-clopidogrel-cyp2c19-pm.json.prefetch.patient"],
 		"request draft":      corpus["order-sign-clopidogrel-cyp2c19-pm.json.context.draftOrders.entry[0].resource"],
 		"re-marshalled geno": corpus["Observation-Pgx-geno-1001.json (re-marshalled)"],
+		"IG implication":     corpus["Observation-TxImp01.json"],
 	}
 	for name, raw := range cases {
 		if len(raw) == 0 {
