@@ -1018,19 +1018,90 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 
 // normalizeReference is the unmarshaller's jsonformat.NormalizeReference
 // followed by the primitive check of what it made: a "_history" version
-// becomes an Id, which must match the id regex.
+// becomes an Id, which must match the id regex. The common forms ("#frag",
+// "Type/id", "Type/id/_history/v" of an R4 type, and anything with no, two
+// or more than three slashes, which stays a uri) are handled here without
+// reflection; the rest goes to jsonformat.NormalizeReference
+// (TestNormalizeReferenceMatchesGoogleFHIR, FuzzNormalizeReference).
 func normalizeReference(r *dpb.Reference) bool {
+	uri := r.GetUri().GetValue()
+	if uri == "" {
+		return slowNormalizeReference(r)
+	}
+	if uri[0] == '#' {
+		r.Reference = &dpb.Reference_Fragment{Fragment: &dpb.String{Value: uri[1:]}}
+		return true
+	}
+	s1 := strings.IndexByte(uri, '/')
+	if s1 < 0 {
+		return true
+	}
+	rest := uri[s1+1:]
+	s2 := strings.IndexByte(rest, '/')
+	id, history := rest, ""
+	if s2 >= 0 {
+		after := rest[s2+1:]
+		s3 := strings.IndexByte(after, '/')
+		if s3 < 0 || after[:s3] != "_history" || strings.IndexByte(after[s3+1:], '/') >= 0 {
+			return true // not a relative reference: kept as a uri
+		}
+		id, history = rest[:s2], after[s3+1:]
+	}
+	fd, ok := referenceFields[uri[:s1]]
+	if !ok {
+		return slowNormalizeReference(r)
+	}
+	refID := &dpb.ReferenceId{Value: id}
+	if s2 >= 0 {
+		if !validID(history) {
+			return false
+		}
+		refID.History = &dpb.Id{Value: history}
+	}
+	r.ProtoReflect().Set(fd, protoreflect.ValueOfMessage(refID.ProtoReflect()))
+	return true
+}
+
+// slowNormalizeReference is normalizeReference through
+// jsonformat.NormalizeReference.
+func slowNormalizeReference(r *dpb.Reference) bool {
 	if jsonformat.NormalizeReference(r) != nil {
 		return false
 	}
-	m := r.ProtoReflect()
-	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
-		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
-			return validID(id.GetHistory().GetValue())
-		}
+	if id := referenceID(r); id != nil && id.GetHistory() != nil {
+		return validID(id.GetHistory().GetValue())
 	}
 	return true
 }
+
+// referenceID is the ReferenceId set in r's reference oneof, if any.
+func referenceID(r *dpb.Reference) *dpb.ReferenceId {
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(referenceOneof); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok {
+			return id
+		}
+	}
+	return nil
+}
+
+// referenceOneof is Reference's "reference" oneof; referenceFields maps
+// an R4 resource type to its typed field there (the referenced_fhir_type
+// annotation, as jsonpbhelper's ReferenceFieldForType).
+var (
+	referenceOneof  = (&dpb.Reference{}).ProtoReflect().Descriptor().Oneofs().ByName("reference")
+	referenceFields = func() map[string]protoreflect.FieldDescriptor {
+		out := map[string]protoreflect.FieldDescriptor{}
+		fs := referenceOneof.Fields()
+		for i := 0; i < fs.Len(); i++ {
+			f := fs.Get(i)
+			if t, _ := proto.GetExtension(f.Options(), apb.E_ReferencedFhirType).(string); t != "" {
+				out[t] = f
+			}
+		}
+		return out
+	}()
+)
 
 // enumCode maps a code to its enum value as jsonpbhelper.UnmarshalCode
 // does.

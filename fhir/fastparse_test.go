@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/fhir/go/jsonformat"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
@@ -423,4 +425,73 @@ func TestPrimitiveChecksMatchRegexes(t *testing.T) {
 	if d := cmp.Diff([]bool{true, false}, []bool{validCode("a b"), validCode("a  b")}); d != "" {
 		t.Error(d)
 	}
+}
+
+// referenceCases are reference strings around normalizeReference's forms.
+var referenceCases = []string{
+	"", "#", "#frag", "#a/b", "Patient/1", "Patient/", "/1", "Patient", "Patient/1/_history/2",
+	"Patient/1/_history/", "Patient/1/_history/a b", "Patient/1/_history/2/x", "Patient/1/history/2",
+	"Patient/1/_history", "Patient/a/b", "Nonsense/1", "Nonsense/1/_history/2", "patient/1",
+	"ProcedureRequest/1", "ReferralRequest/1/_history/1", "BodySite/1", "DeviceComponent/x",
+	"http://x/Patient/1", "http://x", "urn:uuid:1234", "urn:oid:1.2.3", "Observation/Pgx-geno-1001",
+	"Organization/ExampleOrg", "MedicationRequest/m", "Patient/" + strings.Repeat("9", 65) + "/_history/1",
+	"Patient/1/_history/" + strings.Repeat("9", 65), "//", "///", "////", "a//b", "Patient//_history/1",
+}
+
+// googleNormalizeReference is the reference: jsonformat.NormalizeReference,
+// then the id check of a "_history" version.
+func googleNormalizeReference(r *dpb.Reference) bool {
+	if jsonformat.NormalizeReference(r) != nil {
+		return false
+	}
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
+			return validID(id.GetHistory().GetValue())
+		}
+	}
+	return true
+}
+
+// checkReference compares normalizeReference with the reference on uri.
+func checkReference(t *testing.T, uri string) {
+	t.Helper()
+	got := &dpb.Reference{Reference: &dpb.Reference_Uri{Uri: &dpb.String{Value: uri}}, Display: &dpb.String{Value: "d"}}
+	want := proto.Clone(got).(*dpb.Reference)
+	gotOK, wantOK := normalizeReference(got), googleNormalizeReference(want)
+	if gotOK != wantOK {
+		t.Errorf("normalizeReference(%q) ok = %v, google %v", uri, gotOK, wantOK)
+		return
+	}
+	if !gotOK {
+		return
+	}
+	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+		t.Errorf("normalizeReference(%q) differs (-google +fast):\n%s", uri, d)
+	}
+}
+
+func TestNormalizeReferenceMatchesGoogleFHIR(t *testing.T) {
+	for _, c := range referenceCases {
+		checkReference(t, c)
+	}
+	// Every R4 resource type, as Type/id and Type/id/_history/v.
+	for typ := range referenceFields {
+		checkReference(t, typ+"/x")
+		checkReference(t, typ+"/x/_history/1")
+	}
+	if len(referenceFields) < 100 {
+		t.Errorf("only %d reference types", len(referenceFields))
+	}
+}
+
+// FuzzNormalizeReference: normalizeReference agrees with
+// jsonformat.NormalizeReference on any reference string.
+func FuzzNormalizeReference(f *testing.F) {
+	for _, c := range referenceCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		checkReference(t, uri)
+	})
 }
