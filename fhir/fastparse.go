@@ -1058,8 +1058,48 @@ func normalizeReference(r *dpb.Reference) bool {
 		}
 		refID.History = &dpb.Id{Value: history}
 	}
-	r.ProtoReflect().Set(fd, protoreflect.ValueOfMessage(refID.ProtoReflect()))
+	if set, ok := commonReferenceSetters[uri[:s1]]; ok {
+		set(r, refID)
+	} else {
+		r.ProtoReflect().Set(fd, protoreflect.ValueOfMessage(refID.ProtoReflect()))
+	}
 	return true
+}
+
+// commonReferenceSetters set the typed reference of the resource types
+// pgxsafety's inputs reference most, without protoreflect (the same
+// fields as referenceFields; TestNormalizeReferenceMatchesGoogleFHIR).
+var commonReferenceSetters = map[string]func(*dpb.Reference, *dpb.ReferenceId){
+	"Patient": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_PatientId{PatientId: id} },
+	"Observation": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_ObservationId{ObservationId: id}
+	},
+	"Organization": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_OrganizationId{OrganizationId: id}
+	},
+	"Practitioner": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_PractitionerId{PractitionerId: id}
+	},
+	"Specimen":  func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_SpecimenId{SpecimenId: id} },
+	"Encounter": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_EncounterId{EncounterId: id} },
+	"Medication": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MedicationId{MedicationId: id}
+	},
+	"MedicationRequest": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MedicationRequestId{MedicationRequestId: id}
+	},
+	"Condition": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_ConditionId{ConditionId: id} },
+	"DiagnosticReport": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_DiagnosticReportId{DiagnosticReportId: id}
+	},
+	"MolecularSequence": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MolecularSequenceId{MolecularSequenceId: id}
+	},
+	"ServiceRequest": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_ServiceRequestId{ServiceRequestId: id}
+	},
+	"Device": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_DeviceId{DeviceId: id} },
+	"Group":  func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_GroupId{GroupId: id} },
 }
 
 // slowNormalizeReference is normalizeReference through
