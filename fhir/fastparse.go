@@ -856,6 +856,9 @@ const maxURICache = 4096
 // validURI is fhirvalidate's check of uri, url and canonical: url.Parse
 // accepts it.
 func validURI(s string) bool {
+	if plainURI(s) {
+		return true
+	}
 	if _, ok := uriCache.Load(s); ok {
 		return true
 	}
@@ -865,6 +868,46 @@ func validURI(s string) bool {
 	if uriCacheSize.Load() < maxURICache {
 		if _, loaded := uriCache.LoadOrStore(s, struct{}{}); !loaded {
 			uriCacheSize.Add(1)
+		}
+	}
+	return true
+}
+
+// plainURI reports, without allocating, that url.Parse surely accepts s:
+// a scheme ([A-Za-z][A-Za-z0-9+.-]*, then ':'), an optional "//" and host of
+// [A-Za-z0-9.-] (no port, user or IP literal), and a rest of unreserved
+// characters, sub-delims, ':' and '/' (no '%', '?', '#', '@', space or
+// control). False says nothing: validURI then asks url.Parse
+// (TestPlainURIImpliesURLParse, FuzzPlainURI).
+func plainURI(s string) bool {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 || i >= len(s) || s[i] != ':' {
+		return false
+	}
+	rest := s[i+1:]
+	if strings.HasPrefix(rest, "//") {
+		j := 2
+		for ; j < len(rest) && rest[j] != '/'; j++ {
+			if c := rest[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+				return false
+			}
+		}
+		rest = rest[j:]
+	}
+	for j := 0; j < len(rest); j++ {
+		switch c := rest[j]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~/:!$&'()*+,;=", c) >= 0:
+		default:
+			return false
 		}
 	}
 	return true

@@ -3,6 +3,7 @@ package fhir
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -493,5 +494,41 @@ func FuzzNormalizeReference(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, uri string) {
 		checkReference(t, uri)
+	})
+}
+
+// uriCases are URIs around plainURI's limits.
+var uriCases = []string{
+	"http://loinc.org", "https://cpicpgx.org/guidelines/guideline-for-clopidogrel-and-cyp2c19)", "urn:oid:1.2.3",
+	"urn:uuid:e44fbe33-6084-4ae2-a95e-8bc451c63340", "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication",
+	"http://www.nlm.nih.gov/research/umls/rxnorm", "http://x/y|1.0", "a:", "a:b", ":b", "1a:b", "a1+.-:b", "http://", "http:///x",
+	"http://a b", "http://[::1", "http://[::1]/x", "http://h:80/x", "http://h:x/x", "http://u@h/x", "http://h/x?q=1#f", "%zz",
+	"http://h/%zz", "http://h/%41", "a:b:c", "a/b:c", "a:/b", "a://h_x/", "a://h/p@q", "mailto:a@b", "x:\u0001", "x:é",
+}
+
+func TestPlainURIImpliesURLParse(t *testing.T) {
+	for _, c := range uriCases {
+		if _, err := url.Parse(c); plainURI(c) && err != nil {
+			t.Errorf("plainURI(%q) true, url.Parse: %v", c, err)
+		}
+	}
+	var got []bool
+	for _, c := range []string{"http://loinc.org", "urn:oid:1.2.3", "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication", "http://x/y|1.0", "http://a b"} {
+		got = append(got, plainURI(c))
+	}
+	if d := cmp.Diff([]bool{true, true, true, false, false}, got); d != "" {
+		t.Errorf("plainURI of common URIs (-want +got):\n%s", d)
+	}
+}
+
+// FuzzPlainURI: url.Parse accepts every string plainURI accepts.
+func FuzzPlainURI(f *testing.F) {
+	for _, c := range uriCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if _, err := url.Parse(s); plainURI(s) && err != nil {
+			t.Errorf("plainURI(%q) true, url.Parse: %v", s, err)
+		}
 	})
 }
