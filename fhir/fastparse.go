@@ -30,7 +30,8 @@ import (
 // *rpb.ContainedResource google/fhir would. It declines (ok false) on
 // anything outside that subset, and parse then uses google/fhir as before:
 // unknown or misspelt elements, "_element" primitive extensions,
-// extension, contained, empty objects, arrays or strings, null, numbers
+// modifierExtension, extensions other than a url with one value of the
+// types listed under "Extension" (nested extensions, ids), contained, empty objects, arrays or strings, null, numbers
 // other than decimal values, duplicate elements, escapes it does not decode exactly as google/fhir
 // does, and any primitive google/fhir would reject. Primitive rules
 // (regexes, date-time layouts and precision, the unmarshaller's time zone,
@@ -42,18 +43,23 @@ import (
 // elements the fast path reads. Resources not listed here are never read
 // by the fast path.
 var fastElements = map[string][]string{
-	"Observation": {"id", "meta", "text", "status", "category", "code", "subject", "encounter",
+	"Observation": {"id", "meta", "text", "extension", "status", "category", "code", "subject", "encounter",
 		"effectiveDateTime", "effectivePeriod", "effectiveInstant", "issued", "performer",
 		"valueCodeableConcept", "valueString", "valueQuantity", "valueRange", "method", "specimen", "basedOn", "hasMember",
 		"derivedFrom", "component"},
 	"Observation.Component": {"code", "valueCodeableConcept", "valueString", "valueQuantity", "valueRange"},
-	"MedicationRequest": {"id", "meta", "text", "status", "intent", "category", "medicationCodeableConcept",
+	"MedicationRequest": {"id", "meta", "text", "extension", "status", "intent", "category", "medicationCodeableConcept",
 		"medicationReference", "subject", "encounter", "authoredOn", "requester", "reasonCode"},
-	"Medication": {"id", "meta", "text", "code", "status"},
-	"Patient":    {"id", "meta", "text", "active", "identifier", "name", "gender", "birthDate", "address"},
-	"Condition": {"id", "meta", "text", "clinicalStatus", "verificationStatus", "category", "code",
+	"Medication": {"id", "meta", "text", "extension", "code", "status"},
+	"Patient":    {"id", "meta", "text", "extension", "active", "identifier", "name", "gender", "birthDate", "address"},
+	"Condition": {"id", "meta", "text", "extension", "clinicalStatus", "verificationStatus", "category", "code",
 		"subject", "encounter", "onsetDateTime", "recordedDate"},
-	"Specimen":        {"id", "meta", "text", "accessionIdentifier", "identifier", "type", "subject"},
+	"Specimen": {"id", "meta", "text", "extension", "accessionIdentifier", "identifier", "type", "subject"},
+	// Extension: simple extensions only (a url and one value); nested
+	// extensions ("extension" inside) and an "id" decline.
+	"Extension": {"url", "valueBoolean", "valueCode", "valueCodeableConcept", "valueDateTime",
+		"valueReference", "valueRelatedArtifact", "valueString", "valueUri"},
+	"RelatedArtifact": {"type", "label", "display", "citation", "url", "resource"},
 	"Meta":            {"versionId", "lastUpdated", "source", "profile"},
 	"Narrative":       {"status", "div"},
 	"CodeableConcept": {"coding", "text"},
@@ -850,6 +856,9 @@ const maxURICache = 4096
 // validURI is fhirvalidate's check of uri, url and canonical: url.Parse
 // accepts it.
 func validURI(s string) bool {
+	if plainURI(s) {
+		return true
+	}
 	if _, ok := uriCache.Load(s); ok {
 		return true
 	}
@@ -859,6 +868,46 @@ func validURI(s string) bool {
 	if uriCacheSize.Load() < maxURICache {
 		if _, loaded := uriCache.LoadOrStore(s, struct{}{}); !loaded {
 			uriCacheSize.Add(1)
+		}
+	}
+	return true
+}
+
+// plainURI reports, without allocating, that url.Parse surely accepts s:
+// a scheme ([A-Za-z][A-Za-z0-9+.-]*, then ':'), an optional "//" and host of
+// [A-Za-z0-9.-] (no port, user or IP literal), and a rest of unreserved
+// characters, sub-delims, ':' and '/' (no '%', '?', '#', '@', space or
+// control). False says nothing: validURI then asks url.Parse
+// (TestPlainURIImpliesURLParse, FuzzPlainURI).
+func plainURI(s string) bool {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 || i >= len(s) || s[i] != ':' {
+		return false
+	}
+	rest := s[i+1:]
+	if strings.HasPrefix(rest, "//") {
+		j := 2
+		for ; j < len(rest) && rest[j] != '/'; j++ {
+			if c := rest[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+				return false
+			}
+		}
+		rest = rest[j:]
+	}
+	for j := 0; j < len(rest); j++ {
+		switch c := rest[j]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~/:!$&'()*+,;=", c) >= 0:
+		default:
+			return false
 		}
 	}
 	return true
@@ -1012,19 +1061,130 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 
 // normalizeReference is the unmarshaller's jsonformat.NormalizeReference
 // followed by the primitive check of what it made: a "_history" version
-// becomes an Id, which must match the id regex.
+// becomes an Id, which must match the id regex. The common forms ("#frag",
+// "Type/id", "Type/id/_history/v" of an R4 type, and anything with no, two
+// or more than three slashes, which stays a uri) are handled here without
+// reflection; the rest goes to jsonformat.NormalizeReference
+// (TestNormalizeReferenceMatchesGoogleFHIR, FuzzNormalizeReference).
 func normalizeReference(r *dpb.Reference) bool {
-	if jsonformat.NormalizeReference(r) != nil {
-		return false
+	uri := r.GetUri().GetValue()
+	if uri == "" {
+		return slowNormalizeReference(r)
 	}
-	m := r.ProtoReflect()
-	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
-		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
-			return validID(id.GetHistory().GetValue())
+	if uri[0] == '#' {
+		r.Reference = &dpb.Reference_Fragment{Fragment: &dpb.String{Value: uri[1:]}}
+		return true
+	}
+	s1 := strings.IndexByte(uri, '/')
+	if s1 < 0 {
+		return true
+	}
+	rest := uri[s1+1:]
+	s2 := strings.IndexByte(rest, '/')
+	id, history := rest, ""
+	if s2 >= 0 {
+		after := rest[s2+1:]
+		s3 := strings.IndexByte(after, '/')
+		if s3 < 0 || after[:s3] != "_history" || strings.IndexByte(after[s3+1:], '/') >= 0 {
+			return true // not a relative reference: kept as a uri
 		}
+		id, history = rest[:s2], after[s3+1:]
+	}
+	fd, ok := referenceFields[uri[:s1]]
+	if !ok {
+		return slowNormalizeReference(r)
+	}
+	refID := &dpb.ReferenceId{Value: id}
+	if s2 >= 0 {
+		if !validID(history) {
+			return false
+		}
+		refID.History = &dpb.Id{Value: history}
+	}
+	if set, ok := commonReferenceSetters[uri[:s1]]; ok {
+		set(r, refID)
+	} else {
+		r.ProtoReflect().Set(fd, protoreflect.ValueOfMessage(refID.ProtoReflect()))
 	}
 	return true
 }
+
+// commonReferenceSetters set the typed reference of the resource types
+// pgxsafety's inputs reference most, without protoreflect (the same
+// fields as referenceFields; TestNormalizeReferenceMatchesGoogleFHIR).
+var commonReferenceSetters = map[string]func(*dpb.Reference, *dpb.ReferenceId){
+	"Patient": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_PatientId{PatientId: id} },
+	"Observation": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_ObservationId{ObservationId: id}
+	},
+	"Organization": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_OrganizationId{OrganizationId: id}
+	},
+	"Practitioner": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_PractitionerId{PractitionerId: id}
+	},
+	"Specimen":  func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_SpecimenId{SpecimenId: id} },
+	"Encounter": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_EncounterId{EncounterId: id} },
+	"Medication": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MedicationId{MedicationId: id}
+	},
+	"MedicationRequest": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MedicationRequestId{MedicationRequestId: id}
+	},
+	"Condition": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_ConditionId{ConditionId: id} },
+	"DiagnosticReport": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_DiagnosticReportId{DiagnosticReportId: id}
+	},
+	"MolecularSequence": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_MolecularSequenceId{MolecularSequenceId: id}
+	},
+	"ServiceRequest": func(r *dpb.Reference, id *dpb.ReferenceId) {
+		r.Reference = &dpb.Reference_ServiceRequestId{ServiceRequestId: id}
+	},
+	"Device": func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_DeviceId{DeviceId: id} },
+	"Group":  func(r *dpb.Reference, id *dpb.ReferenceId) { r.Reference = &dpb.Reference_GroupId{GroupId: id} },
+}
+
+// slowNormalizeReference is normalizeReference through
+// jsonformat.NormalizeReference.
+func slowNormalizeReference(r *dpb.Reference) bool {
+	if jsonformat.NormalizeReference(r) != nil {
+		return false
+	}
+	if id := referenceID(r); id != nil && id.GetHistory() != nil {
+		return validID(id.GetHistory().GetValue())
+	}
+	return true
+}
+
+// referenceID is the ReferenceId set in r's reference oneof, if any.
+func referenceID(r *dpb.Reference) *dpb.ReferenceId {
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(referenceOneof); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok {
+			return id
+		}
+	}
+	return nil
+}
+
+// referenceOneof is Reference's "reference" oneof; referenceFields maps
+// an R4 resource type to its typed field there (the referenced_fhir_type
+// annotation, as jsonpbhelper's ReferenceFieldForType).
+var (
+	referenceOneof  = (&dpb.Reference{}).ProtoReflect().Descriptor().Oneofs().ByName("reference")
+	referenceFields = func() map[string]protoreflect.FieldDescriptor {
+		out := map[string]protoreflect.FieldDescriptor{}
+		fs := referenceOneof.Fields()
+		for i := 0; i < fs.Len(); i++ {
+			f := fs.Get(i)
+			if t, _ := proto.GetExtension(f.Options(), apb.E_ReferencedFhirType).(string); t != "" {
+				out[t] = f
+			}
+		}
+		return out
+	}()
+)
 
 // enumCode maps a code to its enum value as jsonpbhelper.UnmarshalCode
 // does.

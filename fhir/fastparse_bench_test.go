@@ -17,6 +17,7 @@ func BenchmarkParseResource(b *testing.B) {
 	for _, c := range []struct{ name, key string }{
 		{"Observation-variant", "Observation-variant-1-pgx-example.json"},
 		{"Observation-genotype", "Observation-Pgx-geno-1001.json"},
+		{"Observation-implication", "Observation-TxImp01.json"},
 		{"Patient", "order-sign-clopidogrel-cyp2c19-pm.json.prefetch.patient"},
 		{"MedicationRequest", "order-sign-clopidogrel-cyp2c19-pm.json.context.draftOrders.entry[0].resource"},
 	} {

@@ -3,6 +3,7 @@ package fhir
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/fhir/go/jsonformat"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
@@ -185,10 +188,41 @@ var edgeCases = []string{
 	`{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"1","display":"d","version":"2","userSelected":true}]}}`,
 	`{"resourceType":"Observation","meta":{"profile":["http://x/y"],"lastUpdated":"2020-01-01T00:00:00Z","versionId":"1"},"status":"final","code":{"text":"x"}}`,
 	`{"resourceType":"Observation","text":{"status":"generated","div":"<div xmlns=\"http://www.w3.org/1999/xhtml\">x</div>"},"status":"final","code":{"text":"x"}}`,
+	// Extensions: simple ones are read, the rest declines.
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"citation","url":"https://cpicpgx.org/g)"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"Citation","label":"l","display":"d","citation":"c","resource":"http://r|1"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"type":"bogus"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueRelatedArtifact":{"document":{"url":"http://d"}}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueCodeableConcept":{"text":"y"}},{"url":"http://z","valueReference":{"reference":"Patient/1"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueBoolean":true},{"url":"http://x","valueCode":"a b"},{"url":"u","valueUri":"urn:x"},{"url":"u","valueDateTime":"2020-01"}]}`,
+	`{"resourceType":"MedicationRequest","status":"active","intent":"order","extension":[{"url":"http://x","valueString":"y"}],"medicationCodeableConcept":{"text":"x"}}`,
+	`{"resourceType":"Patient","extension":[{"url":"http://x","valueCodeableConcept":{"coding":[{"code":"c"}]}}],"gender":"male"}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://a b","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"%zz","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","valueCode":"z"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","url":"http://z"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueInteger":1}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueAnnotation":{"text":"a"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueBogus":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valuestring":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":""}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":null}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":{"url":"http://x","valueString":"y"}}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","extension":[{"url":"a","valueString":"y"}]}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y","extension":[{"url":"a","valueString":"y"}]}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"id":"e1","url":"http://x","valueString":"y"}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","_valueString":{"id":"a"}}]}`,
+	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}],"extension":[{"url":"http://x","valueString":"y"}]}`,
 	// Shapes the fast path declines.
 	`{"resourceType":"Observation","status":"final","_status":{"extension":[]},"code":{"text":"x"}}`,
 	`{"resourceType":"Observation","_status":{"id":"s"},"code":{"text":"x"}}`,
-	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"extension":[{"url":"http://x","valueString":"y"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"modifierExtension":[{"url":"http://x","valueString":"y"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"contained":[{"resourceType":"Patient","id":"p"}]}`,
 	`{"resourceType":"Observation","status":"final","code":{"text":"x"},"unknownElement":1}`,
@@ -293,9 +327,9 @@ func TestFastParseMatchesGoogleFHIREdgeCases(t *testing.T) {
 // TestFastPathTakesBenchmarkResources: the resources of the CDS order-sign
 // benchmark (the Patient, the IG's Genotype and Variant, generated
 // Variants and active MedicationRequests re-marshalled with sorted keys,
-// the draft clopidogrel order) take the fast path, so the speed-up cannot
-// vanish silently. The IG's Therapeutic Implication carries an extension
-// and is read by google/fhir.
+// the draft clopidogrel order, the IG's Therapeutic Implication with its
+// relatedArtifact extension) take the fast path, so the speed-up cannot
+// vanish silently.
 func TestFastPathTakesBenchmarkResources(t *testing.T) {
 	p, err := NewParser()
 	if err != nil {
@@ -325,6 +359,7 @@ func TestFastPathTakesBenchmarkResources(t *testing.T) {
 		"request patient":    corpus["order-sign-clopidogrel-cyp2c19-pm.json.prefetch.patient"],
 		"request draft":      corpus["order-sign-clopidogrel-cyp2c19-pm.json.context.draftOrders.entry[0].resource"],
 		"re-marshalled geno": corpus["Observation-Pgx-geno-1001.json (re-marshalled)"],
+		"IG implication":     corpus["Observation-TxImp01.json"],
 	}
 	for name, raw := range cases {
 		if len(raw) == 0 {
@@ -391,4 +426,109 @@ func TestPrimitiveChecksMatchRegexes(t *testing.T) {
 	if d := cmp.Diff([]bool{true, false}, []bool{validCode("a b"), validCode("a  b")}); d != "" {
 		t.Error(d)
 	}
+}
+
+// referenceCases are reference strings around normalizeReference's forms.
+var referenceCases = []string{
+	"", "#", "#frag", "#a/b", "Patient/1", "Patient/", "/1", "Patient", "Patient/1/_history/2",
+	"Patient/1/_history/", "Patient/1/_history/a b", "Patient/1/_history/2/x", "Patient/1/history/2",
+	"Patient/1/_history", "Patient/a/b", "Nonsense/1", "Nonsense/1/_history/2", "patient/1",
+	"ProcedureRequest/1", "ReferralRequest/1/_history/1", "BodySite/1", "DeviceComponent/x",
+	"http://x/Patient/1", "http://x", "urn:uuid:1234", "urn:oid:1.2.3", "Observation/Pgx-geno-1001",
+	"Organization/ExampleOrg", "MedicationRequest/m", "Patient/" + strings.Repeat("9", 65) + "/_history/1",
+	"Patient/1/_history/" + strings.Repeat("9", 65), "//", "///", "////", "a//b", "Patient//_history/1",
+}
+
+// googleNormalizeReference is the reference: jsonformat.NormalizeReference,
+// then the id check of a "_history" version.
+func googleNormalizeReference(r *dpb.Reference) bool {
+	if jsonformat.NormalizeReference(r) != nil {
+		return false
+	}
+	m := r.ProtoReflect()
+	if f := m.WhichOneof(m.Descriptor().Oneofs().ByName("reference")); f != nil {
+		if id, ok := m.Get(f).Message().Interface().(*dpb.ReferenceId); ok && id.GetHistory() != nil {
+			return validID(id.GetHistory().GetValue())
+		}
+	}
+	return true
+}
+
+// checkReference compares normalizeReference with the reference on uri.
+func checkReference(t *testing.T, uri string) {
+	t.Helper()
+	got := &dpb.Reference{Reference: &dpb.Reference_Uri{Uri: &dpb.String{Value: uri}}, Display: &dpb.String{Value: "d"}}
+	want := proto.Clone(got).(*dpb.Reference)
+	gotOK, wantOK := normalizeReference(got), googleNormalizeReference(want)
+	if gotOK != wantOK {
+		t.Errorf("normalizeReference(%q) ok = %v, google %v", uri, gotOK, wantOK)
+		return
+	}
+	if !gotOK {
+		return
+	}
+	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+		t.Errorf("normalizeReference(%q) differs (-google +fast):\n%s", uri, d)
+	}
+}
+
+func TestNormalizeReferenceMatchesGoogleFHIR(t *testing.T) {
+	for _, c := range referenceCases {
+		checkReference(t, c)
+	}
+	// Every R4 resource type, as Type/id and Type/id/_history/v.
+	for typ := range referenceFields {
+		checkReference(t, typ+"/x")
+		checkReference(t, typ+"/x/_history/1")
+	}
+	if len(referenceFields) < 100 {
+		t.Errorf("only %d reference types", len(referenceFields))
+	}
+}
+
+// FuzzNormalizeReference: normalizeReference agrees with
+// jsonformat.NormalizeReference on any reference string.
+func FuzzNormalizeReference(f *testing.F) {
+	for _, c := range referenceCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		checkReference(t, uri)
+	})
+}
+
+// uriCases are URIs around plainURI's limits.
+var uriCases = []string{
+	"http://loinc.org", "https://cpicpgx.org/guidelines/guideline-for-clopidogrel-and-cyp2c19)", "urn:oid:1.2.3",
+	"urn:uuid:e44fbe33-6084-4ae2-a95e-8bc451c63340", "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication",
+	"http://www.nlm.nih.gov/research/umls/rxnorm", "http://x/y|1.0", "a:", "a:b", ":b", "1a:b", "a1+.-:b", "http://", "http:///x",
+	"http://a b", "http://[::1", "http://[::1]/x", "http://h:80/x", "http://h:x/x", "http://u@h/x", "http://h/x?q=1#f", "%zz",
+	"http://h/%zz", "http://h/%41", "a:b:c", "a/b:c", "a:/b", "a://h_x/", "a://h/p@q", "mailto:a@b", "x:\u0001", "x:é",
+}
+
+func TestPlainURIImpliesURLParse(t *testing.T) {
+	for _, c := range uriCases {
+		if _, err := url.Parse(c); plainURI(c) && err != nil {
+			t.Errorf("plainURI(%q) true, url.Parse: %v", c, err)
+		}
+	}
+	var got []bool
+	for _, c := range []string{"http://loinc.org", "urn:oid:1.2.3", "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication", "http://x/y|1.0", "http://a b"} {
+		got = append(got, plainURI(c))
+	}
+	if d := cmp.Diff([]bool{true, true, true, false, false}, got); d != "" {
+		t.Errorf("plainURI of common URIs (-want +got):\n%s", d)
+	}
+}
+
+// FuzzPlainURI: url.Parse accepts every string plainURI accepts.
+func FuzzPlainURI(f *testing.F) {
+	for _, c := range uriCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if _, err := url.Parse(s); plainURI(s) && err != nil {
+			t.Errorf("plainURI(%q) true, url.Parse: %v", s, err)
+		}
+	})
 }
