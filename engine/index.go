@@ -370,6 +370,11 @@ func normaliseKey(s string) string {
 	if k, ok := normaliseASCIIKey(s); ok {
 		return k
 	}
+	return normaliseKeyRunes(s)
+}
+
+// normaliseKeyRunes is normaliseKey for any input, rune by rune.
+func normaliseKeyRunes(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.ReplaceAll(s, "&", " and ")
 	var b strings.Builder

@@ -330,15 +330,22 @@ func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 	case "OperationOutcome":
 		return nil, outcomeError(raw)
 	case "Bundle":
-		out := make([]json.RawMessage, 0, len(b.Entry))
-		for _, e := range b.Entry {
-			if r := bytes.TrimSpace(e.Resource); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
-				out = append(out, e.Resource)
-			}
-		}
-		return resolveBundleRefs(b, out), nil
+		return entryResources(b), nil
 	}
 	return []json.RawMessage{raw}, nil
+}
+
+// entryResources returns the resources of a Bundle's entries (entries
+// without one, or with null, are skipped) with their references to other
+// entries resolved.
+func entryResources(b bundle) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(b.Entry))
+	for _, e := range b.Entry {
+		if r := bytes.TrimSpace(e.Resource); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
+			out = append(out, e.Resource)
+		}
+	}
+	return resolveBundleRefs(b, out)
 }
 
 // resolveBundleRefs rewrites references to a Bundle entry's fullUrl

@@ -33,13 +33,7 @@ func resourcesReference(raw json.RawMessage) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, fmt.Errorf("Bundle: %s", clip(err.Error()))
 		}
-		out := make([]json.RawMessage, 0, len(b.Entry))
-		for _, e := range b.Entry {
-			if r := bytes.TrimSpace(e.Resource); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
-				out = append(out, e.Resource)
-			}
-		}
-		return resolveBundleRefs(b, out), nil
+		return entryResources(b), nil
 	}
 	return []json.RawMessage{raw}, nil
 }
