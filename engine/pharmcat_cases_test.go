@@ -241,9 +241,10 @@ var knownDisagreements = map[string]string{
 	// DpydTest.psTest3Sets gives PharmCAT three VCF phase sets (PS): the
 	// variants are phased only within a set. The case lists the genotypes
 	// without their phase sets, so the test reads them as one phased
-	// block; unphased, the service gives c.632A>G/c.1679T>G (*13) (Poor
-	// Metabolizer) as PharmCAT does.
-	"PC-0182": "DPYD: the case does not carry PharmCAT's phase sets (PS)",
+	// block and the service gives Reference/c.632A>G (Intermediate
+	// Metabolizer): the phenotype differs. Unphased, the service gives
+	// c.632A>G/c.1679T>G (*13) (Poor Metabolizer) as PharmCAT does.
+	"PC-0182": "DPYD: the case does not carry PharmCAT's phase sets (PS); phenotype differs (Intermediate, PharmCAT Poor)",
 	// Ryr1Test.cacna1sRef_ryr1Het3 asserts c.4024A>G/c.4178A>G (both
 	// Normal function) from c.4024A>G, c.4178A>G and c.4400A>G (Uncertain
 	// function). The documented rule (RULES.md §3.2: MHA first, then

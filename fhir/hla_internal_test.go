@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
@@ -125,17 +126,11 @@ func TestReadHLAText(t *testing.T) {
 }
 
 // imgtDir is the IPD-IMGT/HLA nomenclature folder of the shared data pack
-// (CC BY-ND: used to validate the reduction rule, never shipped).
+// (CC BY-ND: used to validate the reduction rule, never shipped). Without
+// it the test skips, except with CI=true, where it fails.
 func imgtDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("PGXSAFETY_IMGT_HLA_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "names", "hla")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "hla_nom_g.txt")); err != nil {
-		t.Skipf("IPD-IMGT/HLA files not found in %s (set PGXSAFETY_IMGT_HLA_DIR): %v", dir, err)
-	}
-	return dir
+	return filepath.Dir(datapacktest.Path(t, "names", "hla", "hla_nom_g.txt"))
 }
 
 func lines(t *testing.T, path string) []string {

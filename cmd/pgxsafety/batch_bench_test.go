@@ -16,8 +16,8 @@ import (
 // the row number in the indication (every row evaluated). For CPU per row,
 // run with a fixed count and compare user time, e.g.
 //
-//	go test -c -o /tmp/cmd.test ./cmd/pgxsafety
-//	/tmp/cmd.test -test.run '^$' -test.bench 'CLIBatch/input' -test.benchtime 3x
+//	go test -c -o $TMPDIR/cmd.test ./cmd/pgxsafety
+//	$TMPDIR/cmd.test -test.run '^$' -test.bench 'CLIBatch/input' -test.benchtime 3x
 func BenchmarkCLIBatch(b *testing.B) {
 	const rows = 20000
 	for _, bc := range []struct {

@@ -1,7 +1,7 @@
 // Command labcsvgen writes a synthetic lab CSV (see package labcsvgen) for
 // benchmarks, e.g.
 //
-//	go run ./pgxapi/internal/labcsvgen/cmd -rows 1000000 -o /tmp/lab_1m.csv
+//	go run ./pgxapi/internal/labcsvgen/cmd -rows 1000000 -o $TMPDIR/lab_1m.csv
 package main
 
 import (
