@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,12 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/records")
@@ -168,13 +171,30 @@ func recordJSON(t *testing.T, e audit.Entry, knowledgeVersion string) string {
 	return strings.ReplaceAll(out.String(), knowledgeVersion, "<knowledge_version>") + "\n"
 }
 
-// TestRecordFormats pins the JSON of every audit record type: a change to
-// any record's format fails here.
+// TestRecordFormats pins the JSON of every audit record type at its
+// current version (testdata/records/<kind>.v<version>.json): a change to
+// any record's format fails here, and needs the kind's next version. A
+// version-1 record carries no version; from version 2 the request begins
+// with "record_version".
 func TestRecordFormats(t *testing.T) {
 	entries, svc := recordKinds(t)
+	versions := service.RecordVersionsForTest()
+	for kind := range versions {
+		if _, ok := entries[kind]; !ok {
+			t.Errorf("record kind %s is not exercised by recordKinds", kind)
+		}
+	}
 	for kind, e := range entries {
 		t.Run(kind, func(t *testing.T) {
-			golden := filepath.Join("testdata", "records", kind+".json")
+			version, ok := versions[kind]
+			if !ok {
+				t.Fatalf("record kind %s has no version in recordVersions", kind)
+			}
+			prefix := fmt.Sprintf(`{"record_version":%d,`, version)
+			if has := bytes.HasPrefix(e.Request, []byte(prefix)); has != (version > 1) || (version == 1 && bytes.Contains(e.Request, []byte(`"record_version"`))) {
+				t.Errorf("version %d request %.60s...: want the version field exactly from version 2", version, e.Request)
+			}
+			golden := filepath.Join("testdata", "records", fmt.Sprintf("%s.v%d.json", kind, version))
 			got := recordJSON(t, e, svc.Knowledge().Version.Label)
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -192,5 +212,62 @@ func TestRecordFormats(t *testing.T) {
 				t.Errorf("audit record %s differs from %s (-golden +got); a format change needs a new record version:\n%s", kind, golden, diff)
 			}
 		})
+	}
+}
+
+// TestOldRecordVersionsStillVerify: a log holding a version-1 SMART review
+// entry (the bytes the service wrote before record versions) followed by
+// a version-2 one verifies, and both read back as written: entries are
+// hashed as stored, whatever their payloads' format.
+func TestOldRecordVersionsStillVerify(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlstore.Open(ctx, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	old, err := os.ReadFile(filepath.Join("testdata", "records", "smart_review.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1 struct{ Request, Response json.RawMessage }
+	if err := json.Unmarshal(old, &v1); err != nil {
+		t.Fatal(err)
+	}
+	var req, res bytes.Buffer
+	if err := json.Compact(&req, v1.Request); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Compact(&res, v1.Response); err != nil {
+		t.Fatal(err)
+	}
+	first, err := store.Append(ctx, audit.Entry{Time: fixedClock(), Endpoint: "GET /smart/review", RequestID: "old",
+		KnowledgeVersion: "kv", Request: req.Bytes(), Response: res.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := knowledge.DefaultBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(b.Engine, b.Classifier, store, fixedClock)
+	second, err := svc.ReviewView(ctx, call, service.ReviewInput{Record: service.ReviewRecord{Launch: "ehr", Patient: "p1"},
+		Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*2"}},
+		Checks:   []engine.Request{{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := audit.VerifyChain(ctx, store)
+	if err != nil || sum.Entries != 2 {
+		t.Fatalf("VerifyChain = %+v, %v; want 2 entries verified", sum, err)
+	}
+	var got []audit.Entry
+	if err := store.Entries(ctx, 0, func(e audit.Entry) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != first.ID || got[1].ID != second.AuditID ||
+		!bytes.Equal(got[0].Request, req.Bytes()) || !bytes.Equal(got[0].Response, res.Bytes()) ||
+		!bytes.HasPrefix(got[1].Request, []byte(`{"record_version":2,`)) {
+		t.Errorf("entries read back: %d, first request %.40s, second request %.40s", len(got), got[0].Request, got[1].Request)
 	}
 }
