@@ -29,6 +29,10 @@ import (
 // hashed as stored, so changing a format never affects verifying old
 // entries. docs/operations.md describes the formats.
 
+// Where a wire type has exactly the fields of its domain type, the record
+// is built by conversion: renaming a domain field then fails to compile
+// instead of changing the format.
+
 // recordKind names an audit record type.
 type recordKind string
 
@@ -260,7 +264,7 @@ type inputIssueWire struct {
 }
 
 func inputIssueOf(i InputIssue) inputIssueWire {
-	return inputIssueWire{Ref: i.Ref, ResourceType: i.ResourceType, Severity: i.Severity, Message: i.Message, Genomic: i.Genomic}
+	return inputIssueWire(i)
 }
 
 // hookRecord is the audit record of a hook call: the request record and
@@ -279,7 +283,7 @@ func newHookRecord(rec HookRecord, cards json.RawMessage) hookRecord {
 	if rec.Data != nil {
 		req.Data = make(map[string]hookDataWire, len(rec.Data))
 		for k, d := range rec.Data {
-			req.Data[k] = hookDataWire{Source: d.Source, Error: d.Error}
+			req.Data[k] = hookDataWire(d)
 		}
 	}
 	req.Evaluations = make([]hookEvaluationWire, len(rec.Evaluations))
@@ -312,8 +316,8 @@ func (r feedbackRecord) payloads() (any, any) { return r.request, r.response }
 
 func newFeedbackRecord(rec FeedbackRecord, o FeedbackOutcome) feedbackRecord {
 	return feedbackRecord{
-		request:  feedbackRequestWire{Service: rec.Service, Feedback: rec.Feedback, Keys: rec.Keys},
-		response: feedbackResponseWire{Stored: o.Stored, Duplicates: o.Duplicates},
+		request:  feedbackRequestWire(rec),
+		response: feedbackResponseWire(o),
 	}
 }
 
@@ -388,11 +392,10 @@ func newReviewRecord(in ReviewInput, ans ReviewAnswer) reviewRecord {
 		Record: reviewRecordWire{Launch: rec.Launch, FHIRServer: rec.FHIRServer, Patient: rec.Patient, Encounter: rec.Encounter,
 			Scope: rec.Scope, AppContext: rec.AppContext, CardDrug: rec.CardDrug, PatientState: rec.PatientState,
 			GenomicResults: mapList(rec.GenomicResults, func(r ReviewResult) reviewResultWire {
-				return reviewResultWire{Ref: r.Ref, Kind: r.Kind, Gene: r.Gene, Value: r.Value, Status: r.Status,
-					Effective: r.Effective, Issued: r.Issued, Performer: r.Performer, Used: r.Used, Note: r.Note}
+				return reviewResultWire(r)
 			}),
 			Medications: mapList(rec.Medications, func(m ReviewMedication) reviewMedicationWire {
-				return reviewMedicationWire{Ref: m.Ref, Label: m.Label, Drugs: m.Drugs, Identified: m.Identified}
+				return reviewMedicationWire(m)
 			}),
 			Issues: mapList(rec.Issues, inputIssueOf)},
 		Genotype: requestOf(in.Genotype),
