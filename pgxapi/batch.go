@@ -3,12 +3,10 @@ package pgxapi
 import (
 	"fmt"
 	"net/http"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/medlist"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -158,9 +156,10 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 // answer builds the answer to a medication list from its results (one
 // per drug, in the order listed).
 func (s *Server) answer(results []engine.Result) (BatchAnswer, error) {
-	summary, citations := s.summarise(results)
+	sum := medlist.Summarise(s.kb, results)
+	summary, citations := s.summaryOf(sum)
 	return BatchAnswer{
-		Confidence:        lowestConfidence(results),
+		Confidence:        sum.Confidence,
 		DataCompleteness:  DataCompleteness(results[0].DataCompleteness),
 		SourceCitations:   citations,
 		GroundingContract: engine.GroundingContract,
@@ -178,230 +177,46 @@ func checkDrugCount(drugs []string) error {
 	return nil
 }
 
-var confidenceRank = map[string]int{"low": 0, "medium": 1, "high": 2}
-
-func lowestConfidence(results []engine.Result) string {
-	out := "high"
-	for _, r := range results {
-		if confidenceRank[r.Confidence] < confidenceRank[out] {
-			out = r.Confidence
-		}
+// summaryOf is the wire form of a medication list's summary and the
+// citations of its drug–drug notes.
+func (s *Server) summaryOf(sum medlist.Summary) (BatchSummary, []Citation) {
+	out := BatchSummary{
+		OverallSeverity: sum.OverallSeverity.String(),
+		DrugsBySeverity: make([]BatchDrugSeverity, 0, len(sum.Drugs)),
+		GenesToTest:     make([]BatchGeneToTest, 0, len(sum.GenesToTest)),
+		DrugDrugNotes:   make([]DrugDrugNote, 0, len(sum.SharedGenes)),
+		DrugsNotCovered: nonNil(sum.NotCovered),
 	}
-	return out
-}
-
-var severityRank = map[string]int{"NONE": 0, "INFO": 1, "MODERATE": 2, "HIGH": 3}
-
-var sensitivityRank = map[string]int{"none": 0, "moderate": 1, "high": 2}
-
-// summarise builds the summary of a medication list and the citations of
-// its drug–drug notes.
-func (s *Server) summarise(results []engine.Result) (BatchSummary, []Citation) {
-	sum := BatchSummary{
-		OverallSeverity: "NONE",
-		DrugsBySeverity: make([]BatchDrugSeverity, 0, len(results)),
-		GenesToTest:     []BatchGeneToTest{},
-		DrugDrugNotes:   []DrugDrugNote{},
-		DrugsNotCovered: []string{},
+	for _, d := range sum.Drugs {
+		out.DrugsBySeverity = append(out.DrugsBySeverity, BatchDrugSeverity{Index: d.Index, Drug: d.Drug,
+			DrugNormalised: d.DrugNormalised, DrugRecognised: d.DrugRecognised, OverallSeverity: d.OverallSeverity.String(),
+			Sensitivity: d.Sensitivity, Genes: nonNil(d.Genes), Action: d.Action})
 	}
-	tests := map[string]*BatchGeneToTest{}
-	var testOrder []string
-	for i, r := range results {
-		item := BatchDrugSeverity{Index: i, Drug: r.Drug, DrugNormalised: r.DrugNormalised, DrugRecognised: r.DrugRecognised,
-			OverallSeverity: r.OverallSeverity, Sensitivity: r.Sensitivity, Genes: []string{}}
-		if severityRank[r.OverallSeverity] > severityRank[sum.OverallSeverity] {
-			sum.OverallSeverity = r.OverallSeverity
-		}
-		for j, a := range r.Alerts {
-			if j == 0 {
-				item.Action = a.Action
-			}
-			if a.Gene != "" && !slices.Contains(item.Genes, a.Gene) {
-				item.Genes = append(item.Genes, a.Gene)
-			}
-			if a.Category != engine.CategoryUnknown || !a.TestRecommended || a.Gene == "" {
-				continue
-			}
-			t, ok := tests[a.Gene]
-			if !ok {
-				t = &BatchGeneToTest{Gene: a.Gene, Drugs: []string{}, HighestSeverity: a.Severity}
-				tests[a.Gene] = t
-				testOrder = append(testOrder, a.Gene)
-			}
-			if !slices.Contains(t.Drugs, r.DrugNormalised) {
-				t.Drugs = append(t.Drugs, r.DrugNormalised)
-			}
-			if severityRank[a.Severity] > severityRank[t.HighestSeverity] {
-				t.HighestSeverity = a.Severity
-			}
-		}
-		if !r.DrugRecognised && !slices.Contains(sum.DrugsNotCovered, r.Drug) {
-			sum.DrugsNotCovered = append(sum.DrugsNotCovered, r.Drug)
-		}
-		sum.DrugsBySeverity = append(sum.DrugsBySeverity, item)
+	for _, g := range sum.GenesToTest {
+		out.GenesToTest = append(out.GenesToTest, BatchGeneToTest{Gene: g.Gene, Drugs: nonNil(g.Drugs),
+			HighestSeverity: g.HighestSeverity.String()})
 	}
-	sort.SliceStable(sum.DrugsBySeverity, func(i, j int) bool {
-		a, b := sum.DrugsBySeverity[i], sum.DrugsBySeverity[j]
-		if sa, sb := severityRank[a.OverallSeverity], severityRank[b.OverallSeverity]; sa != sb {
-			return sa > sb
+	cites := []Citation{}
+	for i, sg := range sum.SharedGenes {
+		n := DrugDrugNote{Gene: sg.Gene, Drugs: sg.Drugs, Note: sg.Note, Guidelines: make([]DrugGuideline, 0, len(sg.Guidelines))}
+		if sg.PatientGenotype != nil {
+			call := GenotypeCall(*sg.PatientGenotype)
+			n.PatientGenotype = &call
 		}
-		return sensitivityRank[a.Sensitivity] > sensitivityRank[b.Sensitivity]
-	})
-	for _, g := range testOrder {
-		sum.GenesToTest = append(sum.GenesToTest, *tests[g])
-	}
-	sort.SliceStable(sum.GenesToTest, func(i, j int) bool {
-		a, b := sum.GenesToTest[i], sum.GenesToTest[j]
-		if sa, sb := severityRank[a.HighestSeverity], severityRank[b.HighestSeverity]; sa != sb {
-			return sa > sb
-		}
-		if len(a.Drugs) != len(b.Drugs) {
-			return len(a.Drugs) > len(b.Drugs)
-		}
-		return a.Gene < b.Gene
-	})
-	sum.DrugDrugNotes = s.sharedGeneNotes(results)
-	var cites []Citation
-	for i, n := range sum.DrugDrugNotes {
-		for _, g := range n.Guidelines {
-			url := g.URL
-			if url == "" && len(g.Sources) > 0 {
-				url = g.Sources[0].URL
+		for _, g := range sg.Guidelines {
+			dg := DrugGuideline{Drug: g.Drug, Source: g.Source, Name: g.Name, URL: g.URL, EvidenceLevel: g.EvidenceLevel,
+				Sources: s.sourceRefs(g.SourceIDs)}
+			n.Guidelines = append(n.Guidelines, dg)
+			url := dg.URL
+			if url == "" && len(dg.Sources) > 0 {
+				url = dg.Sources[0].URL
 			}
 			cites = append(cites, Citation{Field: fmt.Sprintf("summary.drug_drug_notes[%d]", i),
-				Source: g.Source + ": " + g.Name, EvidenceLevel: g.EvidenceLevel, URL: url})
+				Source: dg.Source + ": " + dg.Name, EvidenceLevel: dg.EvidenceLevel, URL: url})
 		}
+		out.DrugDrugNotes = append(out.DrugDrugNotes, n)
 	}
-	if cites == nil {
-		cites = []Citation{}
-	}
-	return sum, cites
-}
-
-// actionableGuidance is one drug's actionable guidance for one gene.
-type actionableGuidance struct {
-	source, name, url string
-	sourceIDs         []string
-}
-
-// actionableGenes returns, for a covered drug, the genes that key at least
-// one of its recommendations with actionability "yes" or "conditional"
-// (a phenotype of the gene changes the prescription), with the guideline
-// of those rows.
-func actionableGenes(kb *engine.Knowledge, drug string) map[string]*actionableGuidance {
-	out := map[string]*actionableGuidance{}
-	for _, rec := range kb.RecommendationsFor(drug) {
-		if rec.Actionability != "yes" && rec.Actionability != "conditional" {
-			continue
-		}
-		for _, g := range rec.Genes {
-			ag, ok := out[g]
-			if !ok {
-				ag = &actionableGuidance{source: rec.Source, name: rec.GuidelineName, url: rec.GuidelineURL}
-				out[g] = ag
-			}
-			for _, id := range rec.SourceIDs {
-				if !slices.Contains(ag.sourceIDs, id) {
-					ag.sourceIDs = append(ag.sourceIDs, id)
-				}
-			}
-		}
-	}
-	for _, ag := range out {
-		sort.Strings(ag.sourceIDs)
-	}
-	return out
-}
-
-// sharedGeneNotes finds the genes for which two or more of the listed
-// (covered) drugs have actionable guidance.
-func (s *Server) sharedGeneNotes(results []engine.Result) []DrugDrugNote {
-	type member struct {
-		drug string
-		ag   *actionableGuidance
-	}
-	byGene := map[string][]member{}
-	var geneOrder []string
-	listed := map[string]bool{}
-	for _, r := range results {
-		if !r.DrugRecognised || listed[r.DrugNormalised] {
-			continue
-		}
-		listed[r.DrugNormalised] = true
-		ags := actionableGenes(s.kb, r.DrugNormalised)
-		genes := make([]string, 0, len(ags))
-		for g := range ags {
-			genes = append(genes, g)
-		}
-		sort.Strings(genes)
-		for _, g := range genes {
-			if _, ok := byGene[g]; !ok {
-				geneOrder = append(geneOrder, g)
-			}
-			byGene[g] = append(byGene[g], member{drug: r.DrugNormalised, ag: ags[g]})
-		}
-	}
-	sort.Strings(geneOrder)
-	var genotype []engine.GenotypeCall
-	if len(results) > 0 {
-		genotype = results[0].Genotype
-	}
-	notes := []DrugDrugNote{}
-	for _, g := range geneOrder {
-		ms := byGene[g]
-		if len(ms) < 2 {
-			continue
-		}
-		n := DrugDrugNote{Gene: g, Drugs: make([]string, 0, len(ms)), Guidelines: make([]DrugGuideline, 0, len(ms))}
-		for _, m := range ms {
-			n.Drugs = append(n.Drugs, m.drug)
-			dg := DrugGuideline{Drug: m.drug, Source: m.ag.source, Name: m.ag.name, URL: m.ag.url, Sources: s.sourceRefs(m.ag.sourceIDs)}
-			if d, ok := s.kb.Drug(m.drug); ok {
-				for _, p := range d.Pairs {
-					if p.Gene == g {
-						dg.EvidenceLevel = p.EvidenceLevel
-					}
-				}
-			}
-			n.Guidelines = append(n.Guidelines, dg)
-		}
-		for i := range genotype {
-			if genotype[i].Gene == g && (genotype[i].Phenotype != "" || genotype[i].Diplotype != "") {
-				call := GenotypeCall(genotype[i])
-				n.PatientGenotype = &call
-			}
-		}
-		list := joinAnd(n.Drugs)
-		if n.PatientGenotype != nil {
-			result := n.PatientGenotype.Phenotype
-			if result == "" {
-				result = n.PatientGenotype.Diplotype
-			}
-			n.Note = fmt.Sprintf("%s all have actionable guidance for %s; the patient's %s result (%s) applies to each of them: see each drug's alerts. This is shared pharmacogenomic guidance, not a drug–drug interaction check.",
-				list, g, g, result)
-		} else {
-			n.Note = fmt.Sprintf("%s all have actionable guidance for %s, which is not genotyped: one %s result would inform each of these prescriptions. This is shared pharmacogenomic guidance, not a drug–drug interaction check.",
-				list, g, g)
-		}
-		if len(n.Drugs) == 2 {
-			n.Note = strings.Replace(n.Note, " all have", " both have", 1)
-			n.Note = strings.Replace(n.Note, "each of them", "both", 1)
-			n.Note = strings.Replace(n.Note, "each of these prescriptions", "both prescriptions", 1)
-		}
-		notes = append(notes, n)
-	}
-	return notes
-}
-
-// joinAnd joins names as "a, b and c".
-func joinAnd(ss []string) string {
-	switch len(ss) {
-	case 0:
-		return ""
-	case 1:
-		return ss[0]
-	}
-	return strings.Join(ss[:len(ss)-1], ", ") + " and " + ss[len(ss)-1]
+	return out, cites
 }
 
 // sourceRefs resolves source ids to titles and links.

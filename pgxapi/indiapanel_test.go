@@ -341,3 +341,13 @@ func TestIndiaPanelSpotChecks(t *testing.T) {
 		t.Error("no state's malaria risk is linked to primaquine")
 	}
 }
+
+// TestIndiaPanelGolden pins the whole GET /pgx/india_panel body.
+func TestIndiaPanelGolden(t *testing.T) {
+	ts := newServer(t)
+	rec := ts.do(t, http.MethodGet, "/pgx/india_panel", "", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	checkGolden(t, "india_panel.json", canonicalGolden(t, rec.Body.Bytes()))
+}

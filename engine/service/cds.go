@@ -13,47 +13,47 @@ import (
 // where its data came from, what could not be read and what every drug
 // was checked with (never the FHIR access token).
 type HookRecord struct {
-	Hook         string              `json:"hook"`
-	HookInstance string              `json:"hookInstance"`
-	Service      string              `json:"service"`
-	FHIRServer   string              `json:"fhirServer,omitempty"`
-	PatientID    string              `json:"patientId"`
-	EncounterID  string              `json:"encounterId,omitempty"`
-	UserID       string              `json:"userId"`
-	Selections   []string            `json:"selections,omitempty"`
-	Data         map[string]HookData `json:"data"`
+	Hook         string
+	HookInstance string
+	Service      string
+	FHIRServer   string
+	PatientID    string
+	EncounterID  string
+	UserID       string
+	Selections   []string
+	Data         map[string]HookData
 	// Evaluations are filled by the service: one per HookChecker.Check.
-	Evaluations []HookEvaluation `json:"evaluations"`
-	Issues      []InputIssue     `json:"issues,omitempty"`
-	ShownCards  []string         `json:"shown_cards,omitempty"`
-	Suppressed  []string         `json:"suppressed_cards,omitempty"`
+	Evaluations []HookEvaluation
+	Issues      []InputIssue
+	ShownCards  []string
+	Suppressed  []string
 }
 
 // HookData says where the data of one prefetch key came from.
 type HookData struct {
 	// Source is "prefetch", "fhir" or "none".
-	Source string `json:"source"`
+	Source string
 	// Error says why the data could not be had.
-	Error string `json:"error,omitempty"`
+	Error string
 }
 
 // InputIssue records a problem with one input resource of a hook call.
 type InputIssue struct {
-	Ref          string `json:"ref"`
-	ResourceType string `json:"resource_type,omitempty"`
+	Ref          string
+	ResourceType string
 	// Severity is "error", "warning" or "info".
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-	Genomic  bool   `json:"genomic,omitempty"`
+	Severity string
+	Message  string
+	Genomic  bool
 }
 
 // HookEvaluation records what one drug of one order was checked with.
 type HookEvaluation struct {
-	Order   string         `json:"order"`
-	Drug    string         `json:"drug"`
-	Via     string         `json:"via"`
-	Request engine.Request `json:"request"`
-	Error   string         `json:"error,omitempty"`
+	Order   string
+	Drug    string
+	Via     string
+	Request engine.Request
+	Error   string
 }
 
 // HookChecker evaluates the drugs of one hook call and records every
@@ -78,15 +78,6 @@ func (c *HookChecker) Check(order, drug, via string, req engine.Request) (engine
 	return res, err
 }
 
-// hookRecord is the audit record of a hook call: the request record and
-// the response (the cards) exactly as sent.
-type hookRecord struct {
-	request  HookRecord
-	response json.RawMessage
-}
-
-func (r hookRecord) payloads() (any, any) { return r.request, r.response }
-
 // EvaluateHook answers one CDS hook call. build reads the call's data,
 // checks its drugs with the HookChecker and returns the call's record and
 // the response; the service fills the record's evaluations, appends the
@@ -108,7 +99,7 @@ func EvaluateHook[R any](ctx context.Context, s *Service, call Call, build func(
 	if err != nil {
 		return zero, err
 	}
-	id, err := s.append(ctx, call, hookRecord{request: rec, response: body})
+	id, err := s.append(ctx, call, newHookRecord(rec, body))
 	if err != nil {
 		return zero, err
 	}
@@ -118,28 +109,20 @@ func EvaluateHook[R any](ctx context.Context, s *Service, call Call, build func(
 // FeedbackRecord is the audited request of a CDS feedback post.
 type FeedbackRecord struct {
 	// Service is the CDS service id.
-	Service string `json:"service"`
+	Service string
 	// Feedback holds the items as received (each a JSON object).
-	Feedback []json.RawMessage `json:"feedback"`
+	Feedback []json.RawMessage
 	// Keys are the storage keys of the items, in order.
-	Keys []string `json:"keys"`
+	Keys []string
 }
 
 // FeedbackOutcome is what a feedback post stored.
 type FeedbackOutcome struct {
 	// Stored counts the items stored by this post; Duplicates those
 	// already stored.
-	Stored     int `json:"stored"`
-	Duplicates int `json:"duplicates"`
+	Stored     int
+	Duplicates int
 }
-
-// feedbackRecord is the audit record of a feedback post.
-type feedbackRecord struct {
-	request  FeedbackRecord
-	response FeedbackOutcome
-}
-
-func (r feedbackRecord) payloads() (any, any) { return r.request, r.response }
 
 // FeedbackItem is one CDS feedback item to store.
 type FeedbackItem struct {
@@ -171,7 +154,7 @@ func (s *Service) Feedback(ctx context.Context, call Call, rec FeedbackRecord, s
 	var out Audited[FeedbackOutcome]
 	_, _, err := store.StoreFeedback(ctx, items, func(stored, duplicates int) error {
 		o := FeedbackOutcome{Stored: stored, Duplicates: duplicates}
-		id, err := s.append(ctx, call, feedbackRecord{request: rec, response: o})
+		id, err := s.append(ctx, call, newFeedbackRecord(rec, o))
 		if err != nil {
 			return err
 		}

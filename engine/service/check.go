@@ -10,15 +10,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 )
 
-// checkRecord is the audit record of a check: the engine request and the
-// answer exactly as released (its wire form).
-type checkRecord[W any] struct {
-	request engine.Request
-	answer  W
-}
-
-func (r checkRecord[W]) payloads() (any, any) { return r.request, r.answer }
-
 // Check validates and evaluates req, maps the result with wire to the
 // form the adapter releases, and appends the audit entry of that form. On
 // a validation problem it returns the *engine.ValidationError; on an audit
@@ -30,7 +21,7 @@ func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request
 		return zero, err
 	}
 	w := wire(res)
-	id, err := s.append(ctx, call, checkRecord[W]{request: req, answer: w})
+	id, err := s.append(ctx, call, newCheckRecord(req, w))
 	if err != nil {
 		return zero, err
 	}
@@ -66,7 +57,7 @@ func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.
 	if err != nil {
 		return zero, fmt.Errorf("encode answer: %w", err)
 	}
-	id, err := s.append(ctx, call, checkRecord[marshalled]{request: req, answer: audited})
+	id, err := s.append(ctx, call, newCheckRecord(req, audited))
 	if err != nil {
 		return zero, err
 	}
@@ -76,19 +67,10 @@ func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.
 // MedicationList is the input of CheckMany: one patient, several drugs.
 type MedicationList struct {
 	// Drugs are the names as listed; at least one.
-	Drugs []string `json:"drugs"`
+	Drugs []string
 	// Patient holds the genotype and context facts; its Drug is ignored.
-	Patient engine.Request `json:"patient"`
+	Patient engine.Request
 }
-
-// checkManyRecord is the audit record of a medication list: the list and
-// the answer given for it.
-type checkManyRecord[A any] struct {
-	list   MedicationList
-	answer A
-}
-
-func (r checkManyRecord[A]) payloads() (any, any) { return r.list, r.answer }
 
 // CheckMany evaluates every drug of in as Check would, then hands the
 // results (in the order listed) to answer, which builds the answer that
@@ -142,7 +124,7 @@ func CheckMany[A any](ctx context.Context, s *Service, call Call, in MedicationL
 	if err != nil {
 		return zero, err
 	}
-	id, err := s.append(ctx, call, checkManyRecord[A]{list: in, answer: a})
+	id, err := s.append(ctx, call, newCheckManyRecord(in, a))
 	if err != nil {
 		return zero, err
 	}

@@ -7,15 +7,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 )
 
-// classifyRecord is the audit record of a classification: the request
-// and the answer in the form the adapter releases.
-type classifyRecord[W any] struct {
-	request classify.Request
-	answer  W
-}
-
-func (r classifyRecord[W]) payloads() (any, any) { return r.request, r.answer }
-
 // Classify classifies one variant, maps the result with wire to the form
 // the adapter releases, and appends the audit entry of that form.
 func Classify[W any](ctx context.Context, s *Service, call Call, req classify.Request, wire func(classify.Result) W) (Audited[W], error) {
@@ -28,27 +19,12 @@ func Classify[W any](ctx context.Context, s *Service, call Call, req classify.Re
 		return zero, err
 	}
 	w := wire(res)
-	id, err := s.append(ctx, call, classifyRecord[W]{request: req, answer: w})
+	id, err := s.append(ctx, call, newClassifyRecord(req, w))
 	if err != nil {
 		return zero, err
 	}
 	return Audited[W]{Result: w, AuditID: id}, nil
 }
-
-// demoRequest is the audited request of a demonstration case.
-type demoRequest struct {
-	CaseName string           `json:"case_name"`
-	Request  classify.Request `json:"request"`
-}
-
-// demoRecord is the audit record of a demonstration case: the case's
-// request and the answer in the form the adapter releases.
-type demoRecord[W any] struct {
-	request demoRequest
-	answer  W
-}
-
-func (r demoRecord[W]) payloads() (any, any) { return r.request, r.answer }
 
 // Demo classifies a curated demonstration case (found with
 // Classifier().DemoCase), maps the case and its result with wire to the
@@ -64,7 +40,7 @@ func Demo[W any](ctx context.Context, s *Service, call Call, d classify.DemoCase
 		return zero, fmt.Errorf("demo case %s: %w", d.ID, err) // curated cases always classify; a failure is internal
 	}
 	w := wire(d, res)
-	id, err := s.append(ctx, call, demoRecord[W]{request: demoRequest{CaseName: d.ID, Request: req}, answer: w})
+	id, err := s.append(ctx, call, newDemoRecord(d.ID, req, w))
 	if err != nil {
 		return zero, err
 	}

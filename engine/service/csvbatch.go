@@ -54,94 +54,9 @@ func (s *Service) NewCSVBatch(call Call, file CSVFile, opts labcsv.Options) *CSV
 	return &CSVBatch{s: s, call: call, file: file, proc: labcsv.NewProcessor(s.kb, opts)}
 }
 
-// chunkRequest is the request payload of a chunk entry.
-type chunkRequest struct {
-	Kind  string     `json:"kind"`
-	Chunk int        `json:"chunk"`
-	Rows  []chunkRow `json:"rows"`
-}
-
-type chunkRow struct {
-	Row   int              `json:"row"`
-	Line  int              `json:"line"`
-	Input *labcsv.RowInput `json:"input,omitempty"`
-}
-
-// chunkResponse is the response payload of a chunk entry.
-type chunkResponse struct {
-	Rows []chunkOutcome `json:"rows"`
-}
-
-type chunkOutcome struct {
-	Row             int              `json:"row"`
-	OK              bool             `json:"ok"`
-	ResultDigest    string           `json:"result_digest,omitempty"`
-	OverallSeverity string           `json:"overall_severity,omitempty"`
-	Error           *labcsv.RowError `json:"error,omitempty"`
-}
-
-// chunkRecord is the audit record of one chunk.
-type chunkRecord struct {
-	request  chunkRequest
-	response chunkResponse
-}
-
-func (r chunkRecord) payloads() (any, any) { return r.request, r.response }
-
-func newChunkRecord(c *labcsv.Chunk) chunkRecord {
-	rows := make([]chunkRow, len(c.Rows))
-	outcomes := make([]chunkOutcome, len(c.Rows))
-	for i := range c.Rows {
-		row := &c.Rows[i]
-		rows[i] = chunkRow{Row: row.Row, Line: row.Line, Input: row.Input}
-		outcomes[i] = chunkOutcome{Row: row.Row, OK: row.OK,
-			ResultDigest: row.ResultDigest, OverallSeverity: row.OverallSeverity, Error: row.Error}
-	}
-	return chunkRecord{
-		request:  chunkRequest{Kind: "batch_csv.chunk", Chunk: c.Index, Rows: rows},
-		response: chunkResponse{Rows: outcomes},
-	}
-}
-
-// closingRequest is the request payload of the closing entry.
-type closingRequest struct {
-	Kind       string `json:"kind"`
-	FileName   string `json:"file_name,omitempty"`
-	FileBytes  int64  `json:"file_bytes"`
-	FileSHA256 string `json:"file_sha256"`
-	Format     string `json:"format"`
-}
-
-// closingResponse is the response payload of the closing entry.
-type closingResponse struct {
-	Outcome       string   `json:"outcome"`
-	Reason        string   `json:"reason,omitempty"`
-	RowsTotal     int      `json:"rows_total"`
-	RowsSucceeded int      `json:"rows_succeeded"`
-	RowsFailed    int      `json:"rows_failed"`
-	RowsReleased  int      `json:"rows_released"`
-	ChunkEntries  []string `json:"chunk_entries"`
-}
-
-// closingRecord is the audit record that closes a batch.
-type closingRecord struct {
-	request  closingRequest
-	response closingResponse
-}
-
-func (r closingRecord) payloads() (any, any) { return r.request, r.response }
-
+// closing is the record that closes the batch with outcome.
 func (b *CSVBatch) closing(st labcsv.Stats, outcome, reason string) closingRecord {
-	ids := b.chunkIDs
-	if ids == nil {
-		ids = []string{}
-	}
-	return closingRecord{
-		request: closingRequest{Kind: "batch_csv", FileName: b.file.Name, FileBytes: b.file.Bytes,
-			FileSHA256: b.file.SHA256, Format: b.file.Format},
-		response: closingResponse{Outcome: outcome, Reason: reason, RowsTotal: st.Rows, RowsSucceeded: st.Succeeded,
-			RowsFailed: st.Failed, RowsReleased: b.released, ChunkEntries: ids},
-	}
+	return newClosingRecord(b.file, st, b.released, b.chunkIDs, outcome, reason)
 }
 
 // pendingChunk is a chunk whose audit entry is being appended.

@@ -8,3 +8,13 @@ func EncodeAnswerForTest(v any) (EncodedForTest, error) {
 	sent, audited, err := encodeAnswer(v)
 	return EncodedForTest{Sent: sent, Audited: audited}, err
 }
+
+// RecordVersionsForTest returns the current version of each audit record
+// kind.
+func RecordVersionsForTest() map[string]int {
+	out := make(map[string]int, len(recordVersions))
+	for k, v := range recordVersions {
+		out[string(k)] = v
+	}
+	return out
+}

@@ -11,78 +11,70 @@ import (
 // built from (never the access token).
 type ReviewRecord struct {
 	// Launch is "ehr" or "standalone".
-	Launch     string `json:"launch"`
-	FHIRServer string `json:"fhir_server"`
-	Patient    string `json:"patient"`
-	Encounter  string `json:"encounter,omitempty"`
-	Scope      string `json:"scope,omitempty"`
-	AppContext string `json:"app_context,omitempty"`
+	Launch     string
+	FHIRServer string
+	Patient    string
+	Encounter  string
+	Scope      string
+	AppContext string
 	// CardDrug is the drug of the CDS card the app was launched from.
-	CardDrug     string `json:"card_drug,omitempty"`
-	PatientState string `json:"patient_state,omitempty"`
+	CardDrug     string
+	PatientState string
 	// GenomicResults are every genomic Observation read, used or not.
-	GenomicResults []ReviewResult `json:"genomic_results"`
+	GenomicResults []ReviewResult
 	// Medications are the active orders read.
-	Medications []ReviewMedication `json:"medications"`
-	Issues      []InputIssue       `json:"issues,omitempty"`
+	Medications []ReviewMedication
+	Issues      []InputIssue
 }
 
 // ReviewResult is one genomic result as read from the EHR.
 type ReviewResult struct {
-	Ref       string `json:"ref"`
-	Kind      string `json:"kind"`
-	Gene      string `json:"gene,omitempty"`
-	Value     string `json:"value,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Effective string `json:"effective,omitempty"`
-	Issued    string `json:"issued,omitempty"`
-	Performer string `json:"performer,omitempty"`
-	Used      bool   `json:"used"`
-	Note      string `json:"note,omitempty"`
+	Ref       string
+	Kind      string
+	Gene      string
+	Value     string
+	Status    string
+	Effective string
+	Issued    string
+	Performer string
+	Used      bool
+	Note      string
 }
 
 // ReviewMedication is one active order as read from the EHR.
 type ReviewMedication struct {
-	Ref   string `json:"ref,omitempty"`
-	Label string `json:"label,omitempty"`
+	Ref   string
+	Label string
 	// Drugs are the covered drugs identified in it.
-	Drugs      []string `json:"drugs,omitempty"`
-	Identified bool     `json:"identified"`
+	Drugs      []string
+	Identified bool
 }
 
 // ReviewInput is one view of the review page.
 type ReviewInput struct {
-	Record ReviewRecord `json:"record"`
+	Record ReviewRecord
 	// Genotype holds the patient's genotype and facts (its Drug is
 	// ignored), for the per-gene table.
-	Genotype engine.Request `json:"genotype"`
+	Genotype engine.Request
 	// Checks are one request per drug shown, in page order.
-	Checks []engine.Request `json:"checks"`
+	Checks []engine.Request
 }
 
 // ReviewAnswer is what a review view shows.
 type ReviewAnswer struct {
-	Genotype         []engine.GenotypeCall `json:"genotype"`
-	GenotypeWarnings []string              `json:"genotype_warnings,omitempty"`
+	Genotype         []engine.GenotypeCall
+	GenotypeWarnings []string
 	// GenotypeError says why the genotype could not be interpreted.
-	GenotypeError string `json:"genotype_error,omitempty"`
+	GenotypeError string
 	// Results are in the order of the checks.
-	Results []ReviewCheck `json:"results"`
+	Results []ReviewCheck
 }
 
 // ReviewCheck is the result of one check, or why it could not be run.
 type ReviewCheck struct {
-	Result *engine.Result `json:"result,omitempty"`
-	Error  string         `json:"error,omitempty"`
+	Result *engine.Result
+	Error  string
 }
-
-// reviewRecord is the audit record of a review view.
-type reviewRecord struct {
-	in  ReviewInput
-	ans ReviewAnswer
-}
-
-func (r reviewRecord) payloads() (any, any) { return r.in, r.ans }
 
 // ReviewView answers one view of the SMART review page: it interprets the
 // genotype, evaluates every check (a check that cannot be run is
@@ -106,7 +98,7 @@ func (s *Service) ReviewView(ctx context.Context, call Call, in ReviewInput) (Au
 		}
 		ans.Results = append(ans.Results, ReviewCheck{Result: &res})
 	}
-	id, err := s.append(ctx, call, reviewRecord{in: in, ans: ans})
+	id, err := s.append(ctx, call, newReviewRecord(in, ans))
 	if err != nil {
 		return Audited[ReviewAnswer]{}, err
 	}

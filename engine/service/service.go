@@ -6,8 +6,9 @@
 // audit entry that records it (Audited), written before the answer is
 // returned, so an adapter has no unaudited answer to release.
 //
-// Each operation owns the type of its audit record; the one unexported
-// function append turns a record into an entry. The package is pure like
+// Each operation owns the type of its audit record, a tagged and
+// versioned wire type (records.go); the one unexported function append
+// turns a record into an entry. The package is pure like
 // engine: the standard library and engine's own packages only.
 package service
 
@@ -72,12 +73,6 @@ type Call struct {
 type Audited[T any] struct {
 	Result  T
 	AuditID string
-}
-
-// record is implemented by the audit record type of each operation: the
-// request and the response payloads of its entry.
-type record interface {
-	payloads() (request, response any)
 }
 
 // append appends the audit entry of one answer and returns its id. It is

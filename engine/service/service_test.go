@@ -215,7 +215,11 @@ func TestHookRecordsEveryEvaluation(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _ := log.byID(a.AuditID)
-	var rec service.HookRecord
+	var rec struct {
+		Evaluations []struct {
+			Error string `json:"error"`
+		} `json:"evaluations"`
+	}
 	if err := json.Unmarshal(e.Request, &rec); err != nil {
 		t.Fatal(err)
 	}

@@ -43,96 +43,9 @@ func (s *Service) NewVCFCall(call Call, file VCFFile) *VCFCall {
 	return &VCFCall{s: s, call: call, file: file}
 }
 
-// vcfChunkRequest is the request payload of a chunk entry.
-type vcfChunkRequest struct {
-	Kind    string           `json:"kind"`
-	Chunk   int              `json:"chunk"`
-	Samples []vcfChunkSample `json:"samples"`
-}
-
-type vcfChunkSample struct {
-	Index int    `json:"index"`
-	Name  string `json:"name"`
-}
-
-// vcfChunkResponse is the response payload of a chunk entry.
-type vcfChunkResponse struct {
-	Samples []vcfChunkOutcome `json:"samples"`
-}
-
-type vcfChunkOutcome struct {
-	Index          int    `json:"index"`
-	ResultDigest   string `json:"result_digest"`
-	GenesCalled    int    `json:"genes_called"`
-	GenesForReview int    `json:"genes_for_review"`
-	// Checks are the drugs checked with each one's overall severity.
-	Checks []vcfcall.CheckOutcome `json:"checks,omitempty"`
-}
-
-// vcfChunkRecord is the audit record of one group of samples.
-type vcfChunkRecord struct {
-	request  vcfChunkRequest
-	response vcfChunkResponse
-}
-
-func (r vcfChunkRecord) payloads() (any, any) { return r.request, r.response }
-
-func newVCFChunkRecord(c *vcfcall.Chunk) vcfChunkRecord {
-	rec := vcfChunkRecord{
-		request:  vcfChunkRequest{Kind: "vcf.chunk", Chunk: c.Index, Samples: make([]vcfChunkSample, len(c.Samples))},
-		response: vcfChunkResponse{Samples: make([]vcfChunkOutcome, len(c.Samples))},
-	}
-	for i, s := range c.Samples {
-		rec.request.Samples[i] = vcfChunkSample{Index: s.Index, Name: s.Name}
-		rec.response.Samples[i] = vcfChunkOutcome{Index: s.Index, ResultDigest: s.ResultDigest,
-			GenesCalled: s.GenesCalled, GenesForReview: s.GenesForReview, Checks: s.Checks}
-	}
-	return rec
-}
-
-// vcfClosingRequest is the request payload of the closing entry.
-type vcfClosingRequest struct {
-	Kind       string   `json:"kind"`
-	FileName   string   `json:"file_name,omitempty"`
-	FileBytes  int64    `json:"file_bytes"`
-	FileSHA256 string   `json:"file_sha256"`
-	Format     string   `json:"format"`
-	Samples    []string `json:"samples,omitempty"`
-	Drugs      []string `json:"drugs,omitempty"`
-}
-
-// vcfClosingResponse is the response payload of the closing entry.
-type vcfClosingResponse struct {
-	Outcome         string   `json:"outcome"`
-	Reason          string   `json:"reason,omitempty"`
-	SamplesInFile   int      `json:"samples_in_file"`
-	SamplesAnswered int      `json:"samples_answered"`
-	SamplesReleased int      `json:"samples_released"`
-	Records         int      `json:"records"`
-	RecordsUsed     int      `json:"records_used"`
-	ChunkEntries    []string `json:"chunk_entries"`
-}
-
-// vcfClosingRecord is the audit record that closes a VCF answer.
-type vcfClosingRecord struct {
-	request  vcfClosingRequest
-	response vcfClosingResponse
-}
-
-func (r vcfClosingRecord) payloads() (any, any) { return r.request, r.response }
-
+// closing is the record that closes the VCF answer with outcome.
 func (v *VCFCall) closing(st vcfcall.Stats, outcome, reason string) vcfClosingRecord {
-	ids := v.chunkIDs
-	if ids == nil {
-		ids = []string{}
-	}
-	return vcfClosingRecord{
-		request: vcfClosingRequest{Kind: "vcf", FileName: v.file.Name, FileBytes: v.file.Bytes, FileSHA256: v.file.SHA256,
-			Format: v.file.Format, Samples: v.file.Samples, Drugs: v.file.Drugs},
-		response: vcfClosingResponse{Outcome: outcome, Reason: reason, SamplesInFile: st.SamplesInFile,
-			SamplesAnswered: st.Samples, SamplesReleased: v.released, Records: st.Records, RecordsUsed: st.RecordsUsed,
-			ChunkEntries: ids},
-	}
+	return newVCFClosingRecord(v.file, st, v.released, v.chunkIDs, outcome, reason)
 }
 
 // Run calls the samples of the file (vcfcall.Run with opts; the VCFFile's
