@@ -21,6 +21,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
@@ -226,7 +227,7 @@ func TestConfigRefusals(t *testing.T) {
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(clients, []byte(`[{"iss":"a","jwks_file":"/x"}]`), 0o600)
-	fb := openFeedback(t, dir)
+	fb := audittest.NewMemory()
 	for name, cfg := range map[string]cdshooks.Config{
 		"clients without public URL": {ClientsFile: clients, Feedback: fb},
 		"dev switch on 0.0.0.0":      {DevUnauthenticated: true, ListenAddr: "0.0.0.0:8080", Feedback: fb},
