@@ -14,10 +14,12 @@ import (
 // The layer rules of the surfaces (docs/architecture.md): pgxapi, httpx
 // and cdshooks reach the engine's evaluation, the classifier and the audit
 // log only through the service layer (engine/service), and reach no
-// infrastructure: no SQL driver, no Redis, no environment. cmd builds the
-// infrastructure and hands it in. Two packages under these trees are not
-// surfaces and are exempt: pgxapi/httpx/redisstore (the Redis adapters cmd
-// builds) and pgxapi/internal/labcsvgen (a test-data generator).
+// infrastructure: no SQL driver, no Redis, no environment, nothing of cmd
+// (the Redis adapters live in cmd/pgxsafety/internal/redisstore). cmd
+// builds the infrastructure and hands it in, as interfaces the surfaces
+// declare (httpx.RateStore, cdshooks.ReplayCache, service.FeedbackStore).
+// One package under these trees is not a surface and is exempt:
+// pgxapi/internal/labcsvgen (a test-data generator).
 
 const mod = "github.com/pgxsafety/pgxsafety"
 
@@ -25,7 +27,6 @@ const mod = "github.com/pgxsafety/pgxsafety"
 var surfacePatterns = []string{"./...", "../cdshooks/..."}
 
 var exempt = map[string]bool{
-	mod + "/pgxapi/httpx/redisstore":       true,
 	mod + "/pgxapi/internal/labcsvgen":     true,
 	mod + "/pgxapi/internal/labcsvgen/cmd": true,
 }
@@ -42,6 +43,7 @@ var forbiddenDeps = []string{
 	"github.com/redis/go-redis",
 	"github.com/go-redis/redis_rate",
 	mod + "/engine/audit/sqlstore",
+	mod + "/cmd",
 }
 
 // forbiddenCalls are package-level functions a surface may not call: the
@@ -190,5 +192,29 @@ func f(kb *engine.Knowledge) {
 	}
 	if got := len(violations(f)); got != 5 {
 		t.Errorf("found %d violations, want 5: %+v", got, violations(f))
+	}
+}
+
+// TestOnlyCmdImportsRedis: the Redis client libraries are imported (not
+// only depended on) by packages under cmd alone; the surfaces see the
+// interfaces they declare.
+func TestOnlyCmdImportsRedis(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, "\t")
+		n++
+		for _, imp := range strings.Fields(imports) {
+			redis := strings.HasPrefix(imp, "github.com/redis/go-redis") || strings.HasPrefix(imp, "github.com/go-redis/redis_rate")
+			if redis && !strings.HasPrefix(pkg, mod+"/cmd/") {
+				t.Errorf("%s imports %s: only cmd dials Redis", pkg, imp)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("go list found only %d packages", n)
 	}
 }
