@@ -829,8 +829,8 @@ func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
-	if last.Kind != "error" || last.Type != pgxapi.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
-		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], pgxapi.TypeShuttingDown)
+	if last.Kind != "error" || last.Type != httpx.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
+		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], httpx.TypeShuttingDown)
 	}
 	if last.RowsReleased != len(lines)-1 || last.RowsReleased >= 1200 {
 		t.Errorf("rows_released = %d with %d row lines before it", last.RowsReleased, len(lines)-1)

@@ -218,3 +218,148 @@ func TestOnlyCmdImportsRedis(t *testing.T) {
 		t.Fatalf("go list found only %d packages", n)
 	}
 }
+
+// tableFile is the one file that maps error kinds to statuses and
+// declares the problem types (httpx's table of kinds).
+const tableFile = "pgxapi/httpx/errors.go"
+
+// TestOneErrorTable: no surface file but the table picks an error status
+// (an http.Status constant of 400 or more, or such a number other than in
+// a comparison or a product) or declares a problem type: every error response of REST,
+// CDS Hooks and the SMART pages takes them from httpx's kinds.
+func TestOneErrorTable(t *testing.T) {
+	errorStatus := httpErrorStatuses(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, p := range surfaces(t) {
+		if strings.HasSuffix(p.path, "test") { // test doubles (smarttest)
+			continue
+		}
+		for _, name := range p.files {
+			path := filepath.Join(p.dir, name)
+			if rel, _ := filepath.Rel(root, path); filepath.ToSlash(rel) == tableFile {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			for _, v := range statusViolations(f, errorStatus) {
+				t.Errorf("%s: %s", fset.Position(v.pos), v.what)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d files checked", checked)
+	}
+}
+
+// httpErrorStatuses reads the names of net/http's status constants of 400
+// and more from the standard library's source.
+func httpErrorStatuses(t *testing.T) map[string]bool {
+	t.Helper()
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	path := filepath.Join(strings.TrimSpace(string(goroot)), "src", "net", "http", "status.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Values) != 1 {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.INT {
+			if v, err := strconv.Atoi(lit.Value); err == nil && v >= 400 {
+				out[vs.Names[0].Name] = true
+			}
+		}
+		return true
+	})
+	if !out["StatusBadRequest"] || !out["StatusServiceUnavailable"] || out["StatusOK"] {
+		t.Fatalf("reading %s found %d error statuses, not the expected set", path, len(out))
+	}
+	return out
+}
+
+// statusViolations lists where f picks an error status or declares a
+// problem type.
+func statusViolations(f *ast.File, errorStatus map[string]bool) []violation {
+	httpName := ""
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"net/http"` {
+			httpName = "http"
+			if imp.Name != nil {
+				httpName = imp.Name.Name
+			}
+		}
+	}
+	notStatus := map[ast.Expr]bool{} // compared (reading a status) or scaled (500 * time.Millisecond)
+	var out []violation
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			switch n.Op {
+			case token.LSS, token.GTR, token.LEQ, token.GEQ, token.EQL, token.NEQ, token.MUL:
+				notStatus[n.X], notStatus[n.Y] = true, true
+			}
+		case *ast.SelectorExpr:
+			if x, ok := n.X.(*ast.Ident); ok && httpName != "" && x.Name == httpName && errorStatus[n.Sel.Name] {
+				out = append(out, violation{n.Pos(), "uses http." + n.Sel.Name + ": error statuses come from httpx's table of kinds"})
+			}
+		case *ast.BasicLit:
+			switch n.Kind {
+			case token.INT:
+				if v, err := strconv.Atoi(n.Value); err == nil && v >= 400 && v <= 599 && !notStatus[n] {
+					out = append(out, violation{n.Pos(), "writes the status " + n.Value + ": error statuses come from httpx's table of kinds"})
+				}
+			case token.STRING:
+				if strings.Contains(n.Value, "urn:pgxsafety:problem:") {
+					out = append(out, violation{n.Pos(), "declares a problem type: problem types are declared in " + tableFile})
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestErrorTableRuleCatchesViolations: the checker finds each way of
+// picking a status or a problem type, and lets comparisons and success
+// codes pass.
+func TestErrorTableRuleCatchesViolations(t *testing.T) {
+	src := `package bad
+import (
+	"net/http"
+	"time"
+	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
+)
+const TypeX = "urn:pgxsafety:problem:x"
+func f(w http.ResponseWriter, status int) error {
+	if status >= 500 || status == 404 {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = 500 * time.Millisecond
+	http.Redirect(w, nil, "/", http.StatusSeeOther)
+	w.WriteHeader(http.StatusTeapot)
+	w.WriteHeader(503)
+	return &httpx.Error{Kind: httpx.KindMalformed, Detail: "x"}
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "bad.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statusViolations(f, httpErrorStatuses(t))
+	if len(got) != 3 {
+		t.Errorf("found %d violations, want 3 (the URN, StatusTeapot, 503): %+v", len(got), got)
+	}
+}

@@ -444,7 +444,7 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 // NotFound answers every request with a 404 problem.
 func NotFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteProblem(w, r, &Error{Status: http.StatusNotFound, Type: TypeNotFound, Detail: "no resource at this path"})
+		WriteProblem(w, r, &Error{Kind: KindNotFound, Detail: "no resource at this path"})
 	})
 }
 
@@ -471,8 +471,7 @@ func MethodNotAllowed(router *mux.Router) http.Handler {
 		slices.Sort(allowed)
 		allow := strings.Join(allowed, ", ")
 		WriteProblem(w, r, &Error{
-			Status: http.StatusMethodNotAllowed,
-			Type:   TypeMethodNotAllowed,
+			Kind:   KindMethodNotAllowed,
 			Detail: fmt.Sprintf("this path accepts %s", allow),
 			Header: http.Header{"Allow": {allow}},
 		})

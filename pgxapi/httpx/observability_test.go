@@ -238,7 +238,7 @@ func TestBodyCap(t *testing.T) {
 	r := httpx.NewRouter()
 	r.Handle("/upload", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := io.ReadAll(r.Body); err != nil {
-			return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge, Err: err}
+			return &httpx.Error{Kind: httpx.KindTooLarge, Err: err}
 		}
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{})
 	})).Methods(http.MethodPost)
