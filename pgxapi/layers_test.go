@@ -107,7 +107,9 @@ func TestSurfacesReachNoInfrastructure(t *testing.T) {
 
 // TestSurfacesUseTheServiceLayer: a surface calls neither the engine's
 // evaluation nor the classifier nor the CSV processor directly, builds no
-// audit entry, and reads no environment variable.
+// audit entry, writes neither the audit log nor the feedback store (by
+// call: no .Append or .AppendFeedback except a decorator forwarding its
+// own), and reads no environment variable.
 func TestSurfacesUseTheServiceLayer(t *testing.T) {
 	checked := 0
 	for _, p := range surfaces(t) {
@@ -134,6 +136,12 @@ type violation struct {
 	what string
 }
 
+// storeMethods are the methods that write the audit log or the feedback
+// table. Only engine/service calls them; a surface may call one only to
+// forward it from a method of the same name (a decorator such as
+// httpx.AuditIDs).
+var storeMethods = map[string]bool{"Append": true, "AppendFeedback": true}
+
 // violations lists the forbidden calls and audit entry literals of f.
 func violations(f *ast.File) []violation {
 	imports := map[string]string{} // local name → import path
@@ -146,25 +154,40 @@ func violations(f *ast.File) []violation {
 		imports[name] = p
 	}
 	var out []violation
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			x, ok := n.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			if p, ok := imports[x.Name]; ok && forbiddenCalls[p][n.Sel.Name] {
-				out = append(out, violation{n.Pos(), "uses " + p + "." + n.Sel.Name + ": go through engine/service (or cmd for the environment)"})
-			}
-		case *ast.CompositeLit:
-			if sel, ok := n.Type.(*ast.SelectorExpr); ok {
-				if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] == mod+"/engine/audit" && sel.Sel.Name == "Entry" {
-					out = append(out, violation{n.Pos(), "builds an audit.Entry: only engine/service appends audit entries"})
+	inspect := func(fn string, root ast.Node) {
+		ast.Inspect(root, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && storeMethods[sel.Sel.Name] && sel.Sel.Name != fn {
+					if x, ok := sel.X.(*ast.Ident); !ok || imports[x.Name] == "" {
+						out = append(out, violation{n.Pos(), "calls ." + sel.Sel.Name + ": only engine/service writes the audit log and the feedback store"})
+					}
+				}
+			case *ast.SelectorExpr:
+				x, ok := n.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				if p, ok := imports[x.Name]; ok && forbiddenCalls[p][n.Sel.Name] {
+					out = append(out, violation{n.Pos(), "uses " + p + "." + n.Sel.Name + ": go through engine/service (or cmd for the environment)"})
+				}
+			case *ast.CompositeLit:
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] == mod+"/engine/audit" && sel.Sel.Name == "Entry" {
+						out = append(out, violation{n.Pos(), "builds an audit.Entry: only engine/service appends audit entries"})
+					}
 				}
 			}
+			return true
+		})
+	}
+	for _, d := range f.Decls {
+		fn := ""
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			fn = fd.Name.Name
 		}
-		return true
-	})
+		inspect(fn, d)
+	}
 	return out
 }
 
@@ -185,13 +208,19 @@ func f(kb *engine.Knowledge) {
 	_ = labcsv.NewProcessor(kb, labcsv.Options{})
 	_ = os.Getenv("X")
 	_ = audit.Entry{}
-}`
+}
+func g(ctx context.Context, a audit.Appender, fs service.FeedbackStore) {
+	_, _ = a.Append(ctx, e)
+	_, _ = fs.AppendFeedback(ctx, nil, nil)
+}
+type tap struct{ next audit.Appender }
+func (t tap) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) { return t.next.Append(ctx, e) }`
 	f, err := parser.ParseFile(token.NewFileSet(), "bad.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(violations(f)); got != 5 {
-		t.Errorf("found %d violations, want 5: %+v", got, violations(f))
+	if got := len(violations(f)); got != 7 {
+		t.Errorf("found %d violations, want 7 (the forwarding Append passes): %+v", got, violations(f))
 	}
 }
 

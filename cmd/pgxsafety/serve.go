@@ -195,7 +195,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	feedback := s.store.Feedback()
+	feedback := httpx.FeedbackAuditIDs(s.store.Feedback())
 
 	var appender audit.Appender = s.store
 	if o.appender != nil {

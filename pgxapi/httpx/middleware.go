@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 )
 
 // HandlerFunc is an HTTP handler that returns its error instead of writing
@@ -252,6 +253,23 @@ func AuditIDs(a audit.Appender) audit.Appender { return auditTap{next: a} }
 // Append implements audit.Appender.
 func (t auditTap) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
 	stored, err := t.next.Append(ctx, e)
+	if err == nil {
+		infoFrom(ctx).addAuditID(stored.ID)
+	}
+	return stored, err
+}
+
+// feedbackTap is auditTap for a feedback store, which appends the entry of
+// a feedback post itself.
+type feedbackTap struct{ next service.FeedbackStore }
+
+// FeedbackAuditIDs wraps f as AuditIDs wraps an Appender: the id of each
+// feedback post's entry appears in that request's access-log line.
+func FeedbackAuditIDs(f service.FeedbackStore) service.FeedbackStore { return feedbackTap{next: f} }
+
+// AppendFeedback implements service.FeedbackStore.
+func (t feedbackTap) AppendFeedback(ctx context.Context, items []service.FeedbackItem, entry func(stored, duplicates int) (audit.Entry, error)) (audit.Entry, error) {
+	stored, err := t.next.AppendFeedback(ctx, items, entry)
 	if err == nil {
 		infoFrom(ctx).addAuditID(stored.ID)
 	}
