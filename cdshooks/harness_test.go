@@ -82,7 +82,6 @@ type env struct {
 	h      http.Handler
 	store  *audittest.Memory
 	server *cdshooks.Server
-	dir    string
 }
 
 type envOption func(*cdshooks.Config, *[]cdshooks.TrustedClient)
@@ -125,7 +124,7 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 	}
 	r := httpx.NewRouter()
 	srv.Register(r)
-	e := &env{t: t, h: httpx.Wrap(r, zap.NewNop()), server: srv, dir: dir}
+	e := &env{t: t, h: httpx.Wrap(r, zap.NewNop()), server: srv}
 	if m, ok := app.(*audittest.Memory); ok {
 		e.store = m
 	}
