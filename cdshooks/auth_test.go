@@ -21,9 +21,9 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
-	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
 const selectPath = "/cds-services/pgx-order-select"
@@ -226,7 +226,7 @@ func TestConfigRefusals(t *testing.T) {
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "c.json")
 	_ = os.WriteFile(clients, []byte(`[{"iss":"a","jwks_file":"/x"}]`), 0o600)
-	fb := openFeedback(t, dir)
+	fb := audittest.NewMemory()
 	for name, cfg := range map[string]cdshooks.Config{
 		"clients without public URL": {ClientsFile: clients, Feedback: fb},
 		"dev switch on 0.0.0.0":      {DevUnauthenticated: true, ListenAddr: "0.0.0.0:8080", Feedback: fb},
@@ -274,33 +274,6 @@ func TestNoClientsConfigured(t *testing.T) {
 	}
 }
 
-// TestRedisReplayShared: two servers sharing Redis refuse a token replayed
-// from one to the other. Needs PGXSAFETY_TEST_REDIS_URL.
-func TestRedisReplayShared(t *testing.T) {
-	url := os.Getenv("PGXSAFETY_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("PGXSAFETY_TEST_REDIS_URL is not set; the shared Redis replay cache is not tested")
-	}
-	mk := func() *env {
-		rdb, err := redisstore.NewClient(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rdb.Close() })
-		if err := rdb.Ping(context.Background()).Err(); err != nil {
-			t.Fatalf("Redis at PGXSAFETY_TEST_REDIS_URL is set but unreachable: %v", err)
-		}
-		return newEnv(t, func(c *cdshooks.Config, _ *[]cdshooks.TrustedClient) {
-			c.Replay = redisstore.NewReplayCache(rdb, fixedClock)
-		})
-	}
-	a, b := mk(), mk()
-	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
-	tok := &token{rawToken: (&token{}).sign(t, selectPath)}
-	decodeResponse(t, a.post(selectPath, body, tok))
-	problemOf(t, b.post(selectPath, body, tok), http.StatusUnauthorized)
-}
-
 // TestMemoryReplayExpiry: a jti is forgotten once its token has expired.
 func TestMemoryReplayExpiry(t *testing.T) {
 	now := fixedNow
@@ -316,37 +289,4 @@ func TestMemoryReplayExpiry(t *testing.T) {
 	if ok, _ := c.Claim(ctx, "k", now.Add(time.Minute)); !ok {
 		t.Fatal("expired key still remembered")
 	}
-}
-
-// TestRedisReplayRelease: a released claim can be claimed again; a claim
-// is refused while held. Needs PGXSAFETY_TEST_REDIS_URL.
-func TestRedisReplayRelease(t *testing.T) {
-	url := os.Getenv("PGXSAFETY_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("PGXSAFETY_TEST_REDIS_URL is not set; the shared Redis replay cache is not tested")
-	}
-	rdb, err := redisstore.NewClient(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	ctx := context.Background()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("Redis at PGXSAFETY_TEST_REDIS_URL is set but unreachable: %v", err)
-	}
-	c := redisstore.NewReplayCache(rdb, time.Now)
-	key := "test-release-" + newJTI()
-	until := time.Now().Add(time.Minute)
-	for i, want := range []bool{true, false} {
-		if ok, err := c.Claim(ctx, key, until); err != nil || ok != want {
-			t.Fatalf("claim %d = %v, %v; want %v", i, ok, err, want)
-		}
-	}
-	if err := c.Release(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := c.Claim(ctx, key, until); err != nil || !ok {
-		t.Errorf("claim after release = %v, %v; want true", ok, err)
-	}
-	_ = c.Release(ctx, key)
 }

@@ -229,7 +229,7 @@ func (s *Server) authenticate(r *http.Request) (principalResult, error) {
 		return principalResult{dev: true}, nil
 	}
 	if s.auth == nil {
-		return principalResult{}, &httpx.Error{Status: http.StatusUnauthorized, Type: TypeCDSUnauthorized,
+		return principalResult{}, &httpx.Error{Kind: httpx.KindCDSUnauthorized,
 			Detail: "no trusted CDS clients are configured; this server accepts no hook calls",
 			Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}}
 	}
@@ -244,22 +244,14 @@ func (s *Server) audience(r *http.Request) string {
 	return s.public.String() + r.URL.EscapedPath()
 }
 
-// Problem types of the CDS surface.
-const (
-	TypeCDSUnauthorized = "urn:pgxsafety:problem:cds-unauthorized"
-	TypeCDSPrecondition = "urn:pgxsafety:problem:cds-prefetch-missing"
-	TypeCDSUnknown      = "urn:pgxsafety:problem:cds-unknown-service"
-	TypeReplayCheck     = "urn:pgxsafety:problem:cds-replay-check-unavailable"
-)
-
 func authProblem(err error) error {
 	var ae *AuthError
 	if errors.As(err, &ae) {
-		return &httpx.Error{Status: http.StatusUnauthorized, Type: TypeCDSUnauthorized, Detail: ae.Reason,
+		return &httpx.Error{Kind: httpx.KindCDSUnauthorized, Detail: ae.Reason,
 			Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}, Err: err}
 	}
 	if errors.Is(err, ErrReplayCheck) {
-		return &httpx.Error{Status: http.StatusServiceUnavailable, Type: TypeReplayCheck,
+		return &httpx.Error{Kind: httpx.KindReplayCheck,
 			Detail: "the token replay check is unavailable; no advice was given", Err: err}
 	}
 	return err

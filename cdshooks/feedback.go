@@ -28,7 +28,7 @@ const (
 func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) (err error) {
 	id := mux.Vars(r)["id"]
 	if _, ok := s.services[id]; !ok {
-		return &httpx.Error{Status: http.StatusNotFound, Type: TypeCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
+		return &httpx.Error{Kind: httpx.KindCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
 	}
 	caller, err := s.authenticate(r)
 	if err != nil {

@@ -3,6 +3,7 @@ package cdshooks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 )
 
 const feedbackPath = "/cds-services/pgx-order-select/feedback"
@@ -40,7 +42,7 @@ func TestFeedbackStoredAndAudited(t *testing.T) {
 		{"spec-2.0.1_feedback-overridden-with-reason.json", "9368d37b-283f-44a0-93ea-547cebab93ed", 1, 0},
 		{"spec-2.0.1_feedback-accepted.json", "4e0a3a1e-3283-4575-ab82-028d55fe2719", 0, 1},
 	}
-	store := openFeedback(t, e.dir)
+	store := e.store
 	for i, p := range posts {
 		rec := e.post(feedbackPath, specFeedback(t, p.file), &token{})
 		if rec.Code != http.StatusOK {
@@ -111,11 +113,11 @@ func TestFeedbackInvalid(t *testing.T) {
 // TestFeedbackNotStoredWhenAuditFails: with the audit log down the post is
 // refused (503) and nothing is stored.
 func TestFeedbackNotStoredWhenAuditFails(t *testing.T) {
-	dir := t.TempDir()
-	e := newEnvWith(t, dir, failingAppender{})
+	store := audittest.NewMemory()
+	store.Fail(errors.New("disk full"))
+	e := newEnvWith(t, t.TempDir(), store)
 	rec := e.post(feedbackPath, specFeedback(t, "spec-2.0.1_feedback-accepted.json"), &token{})
 	problemOf(t, rec, http.StatusServiceUnavailable)
-	store := openFeedback(t, dir)
 	if n, _ := store.Count(context.Background(), "4e0a3a1e-3283-4575-ab82-028d55fe2719"); n != 0 {
 		t.Errorf("%d items stored without an audit entry", n)
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/cdshooks/internal/cdsvalidate"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -75,13 +75,13 @@ func TestMain(m *testing.M) {
 }
 
 // env is one CDS server under test: the real router over the real
-// knowledge and a real SQLite audit store.
+// knowledge and an in-memory audit log and feedback store (the storage is
+// tested by engine/audit's conformance suite).
 type env struct {
 	t      testing.TB
 	h      http.Handler
-	store  *sqlstore.Store
+	store  *audittest.Memory
 	server *cdshooks.Server
-	dir    string
 }
 
 type envOption func(*cdshooks.Config, *[]cdshooks.TrustedClient)
@@ -90,22 +90,23 @@ type envOption func(*cdshooks.Config, *[]cdshooks.TrustedClient)
 // JWKS as a file).
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := sqlstore.Open(context.Background(), "", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return newEnvWith(t, dir, store, opts...)
+	return newEnvWith(t, t.TempDir(), audittest.NewMemory(), opts...)
 }
 
+// newEnvWith builds a server auditing to app; app is also the feedback
+// store when it is one (an audittest.Memory), else the feedback store is
+// a fresh in-memory one.
 func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption) *env {
 	t.Helper()
 	clients := []cdshooks.TrustedClient{{
 		Iss:      specIssuer,
 		JWKSFile: filepath.Join(testdataCD, "spec", "spec-2.0.1_jwks-public.json"),
 	}}
-	cfg := cdshooks.Config{PublicURL: publicURL, Feedback: openFeedback(t, dir), ListenAddr: "127.0.0.1:0"}
+	feedback, ok := app.(service.FeedbackStore)
+	if !ok {
+		feedback = audittest.NewMemory()
+	}
+	cfg := cdshooks.Config{PublicURL: publicURL, Feedback: feedback, ListenAddr: "127.0.0.1:0"}
 	for _, o := range opts {
 		o(&cfg, &clients)
 	}
@@ -123,9 +124,9 @@ func newEnvWith(t testing.TB, dir string, app audit.Appender, opts ...envOption)
 	}
 	r := httpx.NewRouter()
 	srv.Register(r)
-	e := &env{t: t, h: httpx.Wrap(r, zap.NewNop()), server: srv, dir: dir}
-	if s, ok := app.(*sqlstore.Store); ok {
-		e.store = s
+	e := &env{t: t, h: httpx.Wrap(r, zap.NewNop()), server: srv}
+	if m, ok := app.(*audittest.Memory); ok {
+		e.store = m
 	}
 	return e
 }
@@ -431,16 +432,4 @@ func prefetchOf(t testing.TB, body []byte) map[string]json.RawMessage {
 		t.Fatal(err)
 	}
 	return r.Prefetch
-}
-
-// openFeedback returns the feedback store of the SQLite audit store in
-// dir (opening that store when the test does not have it open).
-func openFeedback(t testing.TB, dir string) *sqlstore.FeedbackStore {
-	t.Helper()
-	store, err := sqlstore.Open(context.Background(), "", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return store.Feedback()
 }

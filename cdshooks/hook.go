@@ -42,7 +42,7 @@ type principalResult struct {
 // the replay cache, the FHIR server), so the client's retry with the same
 // token is accepted. A 4xx is an answer: the token stays spent.
 func releaseUnanswered(ctx context.Context, caller principalResult, err error) {
-	if err == nil || caller.release == nil || httpx.ProblemFor(err).Status < 500 {
+	if err == nil || caller.release == nil || httpx.ProblemFor(err).Status() < 500 {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -82,7 +82,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) (err error) {
 	id := mux.Vars(r)["id"]
 	svc, ok := s.services[id]
 	if !ok {
-		return &httpx.Error{Status: http.StatusNotFound, Type: TypeCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
+		return &httpx.Error{Kind: httpx.KindCDSUnknown, Detail: "no CDS service has this id; see GET /cds-services"}
 	}
 	caller, err := s.authenticate(r)
 	if err != nil {
@@ -137,7 +137,7 @@ func invalid(params ...httpx.Param) error {
 	for i, p := range params {
 		names[i] = p.Name
 	}
-	return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+	return &httpx.Error{Kind: httpx.KindMalformed,
 		Detail:        "the request is invalid: " + strings.Join(names, ", "),
 		InvalidParams: params}
 }
@@ -285,7 +285,7 @@ func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyDa
 		fetches = append(fetches, fetch{key})
 	}
 	if len(missing) > 0 {
-		return nil, &httpx.Error{Status: http.StatusPreconditionFailed, Type: TypeCDSPrecondition,
+		return nil, &httpx.Error{Kind: httpx.KindCDSPrecondition,
 			Detail: fmt.Sprintf("prefetch %s missing and no fhirServer was given to query instead; send the prefetch "+
 				"or fhirServer with fhirAuthorization", strings.Join(missing, " and ")),
 			InvalidParams: paramsFor(missing)}

@@ -18,7 +18,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/internal/cdsvalidate"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 )
 
 // golden compares got with testdata/cds/golden/<name>.json (rewritten with
@@ -429,7 +429,7 @@ func TestHookDuplicateKeyRefused(t *testing.T) {
 // flakyAppender fails while down is set (the audit log unavailable) and
 // appends to the real store otherwise.
 type flakyAppender struct {
-	store *sqlstore.Store
+	store *audittest.Memory
 	down  *atomic.Bool
 }
 
@@ -447,11 +447,7 @@ func (f flakyAppender) Append(ctx context.Context, e audit.Entry) (audit.Entry, 
 // spent.
 func TestJTISpentOnlyWhenAnswered(t *testing.T) {
 	dir := t.TempDir()
-	store, err := sqlstore.Open(context.Background(), "", filepath.Join(dir, "audit"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := audittest.NewMemory()
 	down := &atomic.Bool{}
 	e := newEnvWith(t, dir, flakyAppender{store: store, down: down})
 	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")

@@ -137,13 +137,13 @@ func wantsNDJSON(accept string) bool {
 func openFilePart(w http.ResponseWriter, r *http.Request, maxBytes int64) (*multipart.Part, *multipart.Reader, error) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		return nil, nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
+		return nil, nil, &httpx.Error{Kind: httpx.KindUnsupportedMedia,
 			Detail: `Content-Type must be multipart/form-data with the CSV in a part named "file"`,
 			Header: http.Header{"Accept": {"multipart/form-data"}}}
 	}
 	boundary := params["boundary"]
 	if boundary == "" {
-		return nil, nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return nil, nil, &httpx.Error{Kind: httpx.KindMalformed,
 			Detail: "the multipart/form-data Content-Type has no boundary parameter"}
 	}
 	if r.ContentLength > maxBytes+multipartSlack {
@@ -163,7 +163,7 @@ func openFilePart(w http.ResponseWriter, r *http.Request, maxBytes int64) (*mult
 			if errors.As(err, &mbe) {
 				return nil, nil, fileTooLarge(maxBytes)
 			}
-			return nil, nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			return nil, nil, &httpx.Error{Kind: httpx.KindMalformed,
 				Detail: "the multipart/form-data body is malformed", Err: err}
 		}
 		if part.FormName() == "file" {
@@ -186,7 +186,7 @@ func noSecondFilePart(mr *multipart.Reader, maxBytes int64) error {
 			if errors.As(err, &mbe) {
 				return fileTooLarge(maxBytes)
 			}
-			return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			return &httpx.Error{Kind: httpx.KindMalformed,
 				Detail: "the multipart/form-data body is malformed after the file part", Err: err}
 		}
 		if part.FormName() == "file" {
@@ -196,13 +196,13 @@ func noSecondFilePart(mr *multipart.Reader, maxBytes int64) error {
 }
 
 func fileTooLarge(maxBytes int64) error {
-	return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+	return &httpx.Error{Kind: httpx.KindTooLarge,
 		Detail:        fmt.Sprintf("the file exceeds the limit of %d bytes (batch_csv_max_bytes in /pgx/version)", maxBytes),
 		InvalidParams: []httpx.Param{{Name: "file", Reason: fmt.Sprintf("must be at most %d bytes", maxBytes)}}}
 }
 
 func rowsTooMany(maxRows int) error {
-	return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+	return &httpx.Error{Kind: httpx.KindTooLarge,
 		Detail:        fmt.Sprintf("the file has more than %d data rows, the limit (batch_csv_max_rows in /pgx/version); split it", maxRows),
 		InvalidParams: []httpx.Param{{Name: "file", Reason: fmt.Sprintf("must have at most %d data rows", maxRows)}}}
 }
@@ -219,7 +219,7 @@ func batchProblem(err error, maxBytes int64) error {
 	case errors.Is(err, errFileTooLarge):
 		return fileTooLarge(maxBytes)
 	case errors.As(err, &ue):
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return &httpx.Error{Kind: httpx.KindMalformed,
 			Detail: "the upload could not be read to its end (malformed or interrupted multipart body)", Err: err}
 	}
 	return err
@@ -430,7 +430,7 @@ type ndjsonError struct {
 // the problem becomes the last line and no summary follows.
 func (b *csvBatch) fail(st labcsv.Stats, err error) error {
 	if b.runCtx != nil && errors.Is(context.Cause(b.runCtx), errShuttingDown) && b.ctx.Err() == nil {
-		err = &httpx.Error{Status: http.StatusServiceUnavailable, Type: TypeShuttingDown,
+		err = &httpx.Error{Kind: httpx.KindShuttingDown,
 			Detail: fmt.Sprintf("the server is shutting down; rows after row %d were not released and no summary follows: resubmit them", b.released),
 			Err:    errShuttingDown} // not the context error: that would read as the client gone
 	}
@@ -446,10 +446,10 @@ func (b *csvBatch) fail(st labcsv.Stats, err error) error {
 		return err
 	}
 	log := httpx.Logger(b.ctx)
-	if he.Status >= 500 {
-		log.Error("batch_csv stopped after the response started", zap.Int("status", he.Status), zap.Error(err))
+	if he.Status() >= 500 {
+		log.Error("batch_csv stopped after the response started", zap.Int("status", he.Status()), zap.Error(err))
 	} else {
-		log.Debug("batch_csv stopped after the response started", zap.Int("status", he.Status))
+		log.Debug("batch_csv stopped after the response started", zap.Int("status", he.Status()))
 	}
 	detail := he.Detail
 	if errors.Is(err, audit.ErrUnavailable) {

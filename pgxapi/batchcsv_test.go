@@ -23,28 +23,13 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/pgxsafety/pgxsafety/pgxapi/internal/labcsvgen"
 )
-
-// newServerCfg is newServer with a configuration.
-func newServerCfg(t *testing.T, cfg pgxapi.Config) testServer {
-	t.Helper()
-	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatalf("open audit store: %v", err)
-	}
-	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, ck, store, fixedClock)
-	srv := pgxapi.New(svc, store, zap.NewNop(), cfg)
-	r := httpx.NewRouter()
-	srv.Register(r)
-	return testServer{h: httpx.Wrap(r, zap.NewNop()), store: store}
-}
 
 // multipartCSV builds a multipart/form-data body with data as the part
 // "file".
@@ -385,7 +370,7 @@ func TestBatchCSV1000(t *testing.T) {
 }
 
 // auditEntries reads the whole audit log.
-func auditEntries(t *testing.T, store *sqlstore.Store) []audit.Entry {
+func auditEntries(t *testing.T, store audit.Reader) []audit.Entry {
 	t.Helper()
 	var out []audit.Entry
 	if err := store.Entries(context.Background(), 0, func(e audit.Entry) error { out = append(out, e); return nil }); err != nil {
@@ -774,11 +759,7 @@ func TestBatchCSVTwoFileParts(t *testing.T) {
 // type shutting-down naming how many rows were released, so the client
 // can tell the cut from a complete answer.
 func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
-	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := audittest.NewMemory()
 	stopping := make(chan struct{})
 	srv := pgxapi.New(service.New(kb, ck, store, fixedClock), store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60, Stopping: stopping})
 	r := httpx.NewRouter()
@@ -848,8 +829,8 @@ func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
-	if last.Kind != "error" || last.Type != pgxapi.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
-		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], pgxapi.TypeShuttingDown)
+	if last.Kind != "error" || last.Type != httpx.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
+		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], httpx.TypeShuttingDown)
 	}
 	if last.RowsReleased != len(lines)-1 || last.RowsReleased >= 1200 {
 		t.Errorf("rows_released = %d with %d row lines before it", last.RowsReleased, len(lines)-1)

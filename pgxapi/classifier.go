@@ -153,7 +153,7 @@ func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
 			ids = append(ids, c.ID)
 		}
 		return &httpx.Error{
-			Status: http.StatusNotFound, Type: httpx.TypeNotFound,
+			Kind:   httpx.KindNotFound,
 			Detail: fmt.Sprintf("unknown demonstration case %q; valid case names: %s", name, strings.Join(ids, ", ")),
 		}
 	}
@@ -343,7 +343,7 @@ func liveEndpoints(r *mux.Router, prefix string) []string {
 type unavailableClassifier struct{}
 
 func (unavailableClassifier) unavailable() error {
-	return &httpx.Error{Status: http.StatusServiceUnavailable, Type: "urn:pgxsafety:problem:classifier-unavailable",
+	return &httpx.Error{Kind: httpx.KindClassifierUnavailable,
 		Detail: "the classifier knowledge is not loaded; no classification was made"}
 }
 

@@ -15,13 +15,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
-	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -364,15 +362,8 @@ func TestClassifierGolden(t *testing.T) {
 // validation prevents) makes every classifier endpoint a 503, not a panic
 // or an empty answer.
 func TestClassifierWithoutKnowledge(t *testing.T) {
-	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	srv := pgxapi.New(service.New(kb, nil, store, fixedClock), store, zap.NewNop(), pgxapi.Config{})
-	r := httpx.NewRouter()
-	srv.Register(r)
-	ts := testServer{h: httpx.Wrap(r, zap.NewNop()), store: store}
+	store := audittest.NewMemory()
+	ts := testServer{h: handlerOn(store, nil, pgxapi.Config{}), store: store}
 	for _, ep := range classifierEndpoints {
 		method, path, _ := strings.Cut(ep, " ")
 		path = strings.Replace(path, "{case_name}", "nudt15-r139c", 1)

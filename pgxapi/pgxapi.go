@@ -91,10 +91,6 @@ type Config struct {
 	Stopping <-chan struct{}
 }
 
-// TypeShuttingDown is the problem type of a batch cut by the server's
-// shutdown.
-const TypeShuttingDown = "urn:pgxsafety:problem:shutting-down"
-
 // errShuttingDown is the cause of a batch context canceled by shutdown.
 var errShuttingDown = errors.New("the server is shutting down")
 
@@ -361,14 +357,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	status := http.StatusOK
 	if !s.knowledgeLoaded() {
 		out.Checks["knowledge"] = "not loaded"
-		out.Status, status = "not ready", http.StatusServiceUnavailable
+		out.Status, status = "not ready", httpx.KindNotReady.Status()
 	}
 	if !s.auditReachable(r.Context()) {
 		out.Checks["audit_log"] = "unreachable"
-		out.Status, status = "not ready", http.StatusServiceUnavailable
+		out.Status, status = "not ready", httpx.KindNotReady.Status()
 	} else if !s.auditAccepting(r.Context()) {
 		out.Checks["audit_log"] = "not accepting entries (last commit failed, storage fault or disk nearly full; see the log)"
-		out.Status, status = "not ready", http.StatusServiceUnavailable
+		out.Status, status = "not ready", httpx.KindNotReady.Status()
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return httpx.WriteJSON(w, status, out)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/service"
@@ -58,23 +59,34 @@ func TestMain(m *testing.M) {
 
 type testServer struct {
 	h     http.Handler
-	store *sqlstore.Store
+	store *audittest.Memory
 }
 
-// newServer builds the real router over the real knowledge and a real
-// SQLite audit store in a temporary directory.
+// newServer builds the real router over the real knowledge and an
+// in-memory audit log (the storage is tested by engine/audit's
+// conformance suite).
 func newServer(t *testing.T) testServer {
 	t.Helper()
-	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatalf("open audit store: %v", err)
-	}
-	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, ck, store, fixedClock)
-	srv := pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60})
+	return newServerCfg(t, pgxapi.Config{RateLimitPerMinute: 60})
+}
+
+// newServerCfg is newServer with a configuration.
+func newServerCfg(t *testing.T, cfg pgxapi.Config) testServer {
+	t.Helper()
+	store := audittest.NewMemory()
+	return testServer{h: handlerOn(store, ck, cfg), store: store}
+}
+
+// handlerOn is the REST surface over store, answering with classifier
+// knowledge c.
+func handlerOn(store interface {
+	audit.Appender
+	pgxapi.AuditStore
+}, c *classify.Knowledge, cfg pgxapi.Config) http.Handler {
+	srv := pgxapi.New(service.New(kb, c, store, fixedClock), store, zap.NewNop(), cfg)
 	r := httpx.NewRouter()
 	srv.Register(r)
-	return testServer{h: httpx.Wrap(r, zap.NewNop()), store: store}
+	return httpx.Wrap(r, zap.NewNop())
 }
 
 func (ts testServer) do(t *testing.T, method, path, contentType string, body io.Reader) *httptest.ResponseRecorder {
@@ -385,7 +397,13 @@ type statusBody struct {
 }
 
 func TestMetadataEndpoints(t *testing.T) {
-	ts := newServer(t)
+	// A real SQLite store: /pgx/status reports its backend.
+	store, err := sqlstore.Open(context.Background(), "", t.TempDir())
+	if err != nil {
+		t.Fatalf("open audit store: %v", err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ts := testServer{h: handlerOn(store, ck, pgxapi.Config{RateLimitPerMinute: 60})}
 
 	rec := ts.do(t, http.MethodGet, "/pgx/version", "", nil)
 	if rec.Code != http.StatusOK {

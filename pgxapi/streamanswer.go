@@ -91,14 +91,10 @@ type ndjsonProblem struct {
 	InvalidParams []httpx.Param `json:"invalid_params,omitempty"`
 }
 
-// newNDJSONProblem is the problem line of he with detail (the title is
-// the status text when he has none).
+// newNDJSONProblem is the problem line of he with detail (type, title and
+// status from its kind).
 func newNDJSONProblem(he *httpx.Error, detail, requestID string) ndjsonProblem {
-	title := he.Title
-	if title == "" {
-		title = http.StatusText(he.Status)
-	}
-	return ndjsonProblem{Kind: "error", Type: he.Type, Title: title, Status: he.Status,
+	return ndjsonProblem{Kind: "error", Type: he.Kind.Type(), Title: he.Kind.Title(), Status: he.Kind.Status(),
 		Detail: detail, RequestID: requestID, InvalidParams: he.InvalidParams}
 }
 

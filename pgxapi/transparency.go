@@ -77,12 +77,12 @@ type ConsistencyProofResponse struct {
 }
 
 func unavailable(err error) error {
-	return &httpx.Error{Status: http.StatusServiceUnavailable, Type: httpx.TypeAuditUnavailable,
+	return &httpx.Error{Kind: httpx.KindAuditUnavailable,
 		Detail: "no signed checkpoint of the audit log is available", Err: err}
 }
 
 func badParam(name, reason string) error {
-	return &httpx.Error{Status: http.StatusUnprocessableEntity, Type: httpx.TypeInvalidParams,
+	return &httpx.Error{Kind: httpx.KindInvalidParams,
 		Detail: "the request has invalid values; see invalid_params", InvalidParams: []httpx.Param{{Name: name, Reason: reason}}}
 }
 
@@ -137,7 +137,7 @@ func (h transparencyHandlers) inclusion(w http.ResponseWriter, r *http.Request) 
 	}
 	seq, entryHash, err := h.t.Locate(r.Context(), id)
 	if errors.Is(err, ErrUnknownEntry) {
-		return &httpx.Error{Status: http.StatusNotFound, Type: httpx.TypeNotFound, Detail: "no audit entry has this audit_log_id (or it was purged)"}
+		return &httpx.Error{Kind: httpx.KindNotFound, Detail: "no audit entry has this audit_log_id (or it was purged)"}
 	}
 	if err != nil {
 		return err

@@ -72,7 +72,7 @@ type vcfForm struct {
 }
 
 func vcfTooLarge(maxBytes int64) error {
-	return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge,
+	return &httpx.Error{Kind: httpx.KindTooLarge,
 		Detail:        fmt.Sprintf("the file exceeds the limit of %d bytes (vcf_max_bytes in /pgx/version)", maxBytes),
 		InvalidParams: []httpx.Param{{Name: "file", Reason: fmt.Sprintf("must be at most %d bytes", maxBytes)}}}
 }
@@ -83,13 +83,13 @@ func vcfTooLarge(maxBytes int64) error {
 func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick func()) (form *vcfForm, err error) {
 	mt, params, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if perr != nil || mt != "multipart/form-data" {
-		return nil, &httpx.Error{Status: http.StatusUnsupportedMediaType, Type: httpx.TypeUnsupportedMedia,
+		return nil, &httpx.Error{Kind: httpx.KindUnsupportedMedia,
 			Detail: `Content-Type must be multipart/form-data with the VCF in a part named "file"`,
 			Header: http.Header{"Accept": {"multipart/form-data"}}}
 	}
 	boundary := params["boundary"]
 	if boundary == "" {
-		return nil, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return nil, &httpx.Error{Kind: httpx.KindMalformed,
 			Detail: "the multipart/form-data Content-Type has no boundary parameter"}
 	}
 	if r.ContentLength > maxBytes+multipartSlack {
@@ -117,7 +117,7 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 			if errors.As(err, &mbe) {
 				return form, vcfTooLarge(maxBytes)
 			}
-			return form, &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+			return form, &httpx.Error{Kind: httpx.KindMalformed,
 				Detail: "the multipart/form-data body is malformed", Err: err}
 		}
 		switch name := part.FormName(); name {
@@ -188,7 +188,7 @@ func (f *vcfForm) spool(part *multipart.Part, maxBytes int64, tick func()) error
 	case errors.Is(err, errFileTooLarge):
 		return vcfTooLarge(maxBytes)
 	case errors.As(err, &ue):
-		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return &httpx.Error{Kind: httpx.KindMalformed,
 			Detail: "the upload could not be read to its end (malformed or interrupted multipart body)", Err: err}
 	case err != nil:
 		return err
@@ -224,9 +224,9 @@ func readField(part *multipart.Part) (string, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return "", &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge, Detail: "the request body is too large"}
+			return "", &httpx.Error{Kind: httpx.KindTooLarge, Detail: "the request body is too large"}
 		}
-		return "", &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeMalformed,
+		return "", &httpx.Error{Kind: httpx.KindMalformed,
 			Detail: "the multipart/form-data body is malformed", Err: err}
 	}
 	return strings.TrimSpace(string(b)), nil
@@ -459,8 +459,8 @@ func (v *vcfAnswer) fail(err error) error {
 		return err
 	}
 	log := httpx.Logger(v.ctx)
-	if he.Status >= 500 {
-		log.Error("vcf stopped after the response started", zap.Int("status", he.Status), zap.Error(err))
+	if he.Status() >= 500 {
+		log.Error("vcf stopped after the response started", zap.Int("status", he.Status()), zap.Error(err))
 	}
 	detail := he.Detail
 	if errors.Is(err, audit.ErrUnavailable) {

@@ -181,21 +181,21 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	iss, launch := strings.TrimSpace(q.Get("iss")), strings.TrimSpace(q.Get("launch"))
 	if iss == "" {
-		return &pageError{Status: http.StatusBadRequest, Title: "The launch names no EHR",
+		return &pageError{Kind: httpx.KindMalformed, Title: "The launch names no EHR",
 			Detail: "The launch URL needs an iss parameter naming the EHR's FHIR server. Open the review from the EHR (or from the list of EHRs on the app's start page).",
 			Link:   PathIndex}
 	}
 	if len(iss) > maxLaunchParam || len(launch) > maxLaunchParam {
-		return &pageError{Status: http.StatusBadRequest, Title: "The launch is not valid", Detail: "The iss or launch parameter is too long."}
+		return &pageError{Kind: httpx.KindMalformed, Title: "The launch is not valid", Detail: "The iss or launch parameter is too long."}
 	}
 	ehr, ok := s.ehrs[normISS(iss)]
 	if !ok {
-		return &pageError{Status: http.StatusForbidden, Title: "This EHR is not registered",
+		return &pageError{Kind: httpx.KindForbidden, Title: "This EHR is not registered",
 			Detail: "pgxsafety accepts launches only from the EHRs its operator registered. The FHIR server named in the launch (iss) is not one of them, so no data was requested."}
 	}
 	sc, err := s.disco.get(r.Context(), ehr.ISS)
 	if err != nil {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR's authorization server could not be used", Detail: err.Error(), Err: err}
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR's authorization server could not be used", Detail: err.Error(), Err: err}
 	}
 	browser := s.browserID(w, r)
 	state := randomToken(32)
@@ -203,7 +203,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request) error {
 	p := &pending{browser: browser, ehr: ehr, iss: iss, verifier: verifier, launch: launch,
 		standalone: launch == "", expires: s.now().Add(launchTTL)}
 	if !s.store.putPending(state, p) {
-		return &pageError{Status: http.StatusServiceUnavailable, Title: "Too many launches in progress", Detail: "Try again in a few minutes."}
+		return &pageError{Kind: httpx.KindBusy, Title: "Too many launches in progress", Detail: "Try again in a few minutes."}
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("aud", iss)}
 	if launch != "" {
@@ -224,22 +224,22 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 		if d := q.Get("error_description"); d != "" {
 			detail += ": " + clip(d, 300)
 		}
-		return &pageError{Status: http.StatusForbidden, Title: "Access was not granted", Detail: detail + ". Launch the review again from the EHR."}
+		return &pageError{Kind: httpx.KindForbidden, Title: "Access was not granted", Detail: detail + ". Launch the review again from the EHR."}
 	}
 	state, code := q.Get("state"), q.Get("code")
 	if state == "" || code == "" {
-		return &pageError{Status: http.StatusBadRequest, Title: "The authorization answer is incomplete",
+		return &pageError{Kind: httpx.KindMalformed, Title: "The authorization answer is incomplete",
 			Detail: "The callback needs code and state. Launch the review again from the EHR."}
 	}
 	p, ok := s.store.takePending(state, existingBrowserID(r))
 	if !ok {
-		return &pageError{Status: http.StatusBadRequest, Title: "This sign-in is not valid",
+		return &pageError{Kind: httpx.KindMalformed, Title: "This sign-in is not valid",
 			Detail: "The state of the authorization answer does not match a launch made from this browser in the last 10 minutes (it may have been used already, have expired, or come from elsewhere). Launch the review again from the EHR."}
 	}
 	ctx := r.Context()
 	sc, err := s.disco.get(ctx, p.ehr.ISS)
 	if err != nil {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR's authorization server could not be used", Detail: err.Error(), Err: err}
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR's authorization server could not be used", Detail: err.Error(), Err: err}
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(p.verifier)}
 	if p.ehr.ClientType == ClientConfidentialAsymmetric {
@@ -255,21 +255,21 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	tok, err := s.oauthConfig(p.ehr, sc, p.standalone).Exchange(xctx, code, opts...)
 	if err != nil {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR did not issue an access token",
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR did not issue an access token",
 			Detail: tokenErrorText(err) + " Launch the review again from the EHR.", Err: errors.New(tokenErrorText(err))}
 	}
 	if !strings.EqualFold(tok.Type(), "Bearer") || tok.AccessToken == "" {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR did not issue an access token", Detail: "The token response holds no bearer access token."}
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR did not issue an access token", Detail: "The token response holds no bearer access token."}
 	}
 	patient, _ := tok.Extra("patient").(string)
 	if !validID(patient) {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR named no patient",
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR named no patient",
 			Detail: "The token response has no valid patient id, so there is no patient to review. Launch from a patient's chart, or pick a patient when the EHR asks."}
 	}
 	idToken, _ := tok.Extra("id_token").(string)
 	principal, err := s.verifyIDToken(ctx, p.ehr, sc, idToken)
 	if err != nil {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR did not identify the user",
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR did not identify the user",
 			Detail: "pgxsafety records who views each review and takes the user from the id_token's fhirUser: " + err.Error() + ".", Err: err}
 	}
 	ss := &session{browser: p.browser, ehr: p.ehr, iss: p.iss, accessToken: tok.AccessToken, patient: patient,
@@ -289,7 +289,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	sid := randomToken(32)
 	if !s.store.putSession(sid, ss) {
-		return &pageError{Status: http.StatusServiceUnavailable, Title: "Too many review sessions", Detail: "Try again in a few minutes."}
+		return &pageError{Kind: httpx.KindBusy, Title: "Too many review sessions", Detail: "Try again in a few minutes."}
 	}
 	httpx.Logger(ctx).Info("SMART launch completed", zap.Bool("standalone", p.standalone), zap.String("subject_hash", httpx.SubjectHash(principal)))
 	w.Header().Set("Cache-Control", "no-store")

@@ -49,9 +49,10 @@ func hashB64(s string) string {
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-// pageError is an error the app shows as an HTML page.
+// pageError is an error the app shows as an HTML page: its kind chooses
+// the status (httpx's table of kinds), Title is the page's heading.
 type pageError struct {
-	Status int
+	Kind   httpx.Kind
 	Title  string
 	Detail string
 	// Link, when set, is a same-site path offered to go on.
@@ -60,7 +61,7 @@ type pageError struct {
 }
 
 func (e *pageError) Error() string {
-	s := fmt.Sprintf("%d %s: %s", e.Status, e.Title, e.Detail)
+	s := fmt.Sprintf("%d %s: %s", e.Kind.Status(), e.Title, e.Detail)
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -94,15 +95,16 @@ func (s *Server) page(h httpx.HandlerFunc) http.Handler {
 		pe, ok := err.(*pageError)
 		if !ok {
 			he := httpx.ProblemFor(err)
-			pe = &pageError{Status: he.Status, Title: firstNonEmpty(he.Title, http.StatusText(he.Status)), Detail: he.Detail, Err: err}
+			pe = &pageError{Kind: he.Kind, Title: he.Kind.Title(), Detail: he.Detail, Err: err}
 		}
+		status := pe.Kind.Status()
 		log := httpx.Logger(r.Context())
-		if pe.Status >= 500 {
-			log.Error("SMART page failed", zap.Int("status", pe.Status), zap.String("title", pe.Title), zap.Error(err))
+		if status >= 500 {
+			log.Error("SMART page failed", zap.Int("status", status), zap.String("title", pe.Title), zap.Error(err))
 		} else {
-			log.Info("SMART page refused", zap.Int("status", pe.Status), zap.String("title", pe.Title))
+			log.Info("SMART page refused", zap.Int("status", status), zap.String("title", pe.Title))
 		}
-		_ = s.render(w, pe.Status, "error", errorPage{Title: pe.Title + " — pgxsafety", Status: pe.Status, Heading: pe.Title,
+		_ = s.render(w, status, "error", errorPage{Title: pe.Title + " — pgxsafety", Status: status, Heading: pe.Title,
 			Detail: pe.Detail, Link: pe.Link, RequestID: httpx.RequestID(r.Context())})
 	})
 }

@@ -59,7 +59,7 @@ func (s *Server) fetch(ctx context.Context, c *fhir.Client, patient string) fetc
 func fhirFailure(what string, err error) error {
 	var se *fhir.StatusError
 	if errors.As(err, &se) && se.Unauthorized() {
-		return &pageError{Status: http.StatusUnauthorized, Title: "The EHR no longer accepts this session",
+		return &pageError{Kind: httpx.KindUnauthorized, Title: "The EHR no longer accepts this session",
 			Detail: fmt.Sprintf("The EHR's FHIR server refused the access token while reading %s (HTTP %d). Launch the review again from the EHR.", what, se.Status), Err: err}
 	}
 	detail := "the query could not be made"
@@ -71,7 +71,7 @@ func fhirFailure(what string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		detail = "no answer in time"
 	}
-	return &pageError{Status: http.StatusBadGateway, Title: "The patient's data could not be read",
+	return &pageError{Kind: httpx.KindUpstream, Title: "The patient's data could not be read",
 		Detail: fmt.Sprintf("Reading %s from the EHR's FHIR server failed (%s). No review is shown, because a review without them could miss a finding. Try again, or launch again from the EHR.", what, clip(detail, 300)), Err: err}
 }
 
@@ -82,14 +82,14 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	sid := mux.Vars(r)["id"]
 	ss, ok := s.store.session(sid, existingBrowserID(r))
 	if !ok {
-		return &pageError{Status: http.StatusUnauthorized, Title: "This review session has ended",
+		return &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
 			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), dataTimeout)
 	defer cancel()
 	client, err := fhir.NewClient(ss.iss, ss.accessToken, s.cfg.FHIR)
 	if err != nil {
-		return &pageError{Status: http.StatusBadGateway, Title: "The EHR's FHIR server cannot be used", Detail: err.Error()}
+		return &pageError{Kind: httpx.KindUpstream, Title: "The EHR's FHIR server cannot be used", Detail: err.Error()}
 	}
 	f := s.fetch(ctx, client, ss.patient)
 	if f.genErr != nil {

@@ -28,7 +28,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart/smarttest"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
-	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -52,7 +52,7 @@ type app struct {
 	t     testing.TB
 	srv   *httptest.Server
 	ehr   *smarttest.EHR
-	store *sqlstore.Store
+	store *audittest.Memory
 	cfg   smart.Config
 	logs  *observer.ObservedLogs
 }
@@ -91,12 +91,7 @@ func newApp(t testing.TB, edit func(*smart.EHR, *smarttest.EHR)) *app {
 	if edit != nil {
 		edit(&reg, ehr)
 	}
-	var err error
-	a.store, err = sqlstore.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.store.Close() })
+	a.store = audittest.NewMemory()
 	var app audit.Appender = a.store
 	if reg.Name == "failing audit" {
 		app = failingAppender{}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore/redistest"
+	"github.com/pgxsafety/pgxsafety/cmd/pgxsafety/internal/redisstore/redistest"
 )
 
 // TestServeWithHungRedis: a Redis that accepts connections and never

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
+	"github.com/pgxsafety/pgxsafety/cmd/pgxsafety/internal/redisstore"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
@@ -25,7 +26,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
-	"github.com/pgxsafety/pgxsafety/pgxapi/httpx/redisstore"
 )
 
 // Defaults of the serve configuration (DESIGN.md §7).
@@ -195,7 +195,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	feedback := s.store.Feedback()
+	feedback := httpx.FeedbackAuditIDs(s.store.Feedback())
 
 	var appender audit.Appender = s.store
 	if o.appender != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
 )
 
 // HookRecord is the audited request of a CDS hook call: what was asked,
@@ -138,31 +139,27 @@ type FeedbackItem struct {
 	ReceivedAt time.Time
 }
 
-// FeedbackStore stores feedback items idempotently.
+// FeedbackStore stores feedback items together with the audit entry of
+// their post.
 type FeedbackStore interface {
-	// StoreFeedback inserts the items not stored before, in one
-	// transaction, then calls audit with the counts; the transaction
-	// commits only if audit succeeds, so nothing is stored that is not
-	// audited.
-	StoreFeedback(ctx context.Context, items []FeedbackItem, audit func(stored, duplicates int) error) (stored, duplicates int, err error)
+	// AppendFeedback inserts the items not stored before and appends the
+	// audit entry that entry builds from the counts (items stored,
+	// duplicates), in one transaction: the rows and the entry commit
+	// together or neither does. It returns the appended entry once it is
+	// durable. A failure of the log wraps audit.ErrUnavailable.
+	AppendFeedback(ctx context.Context, items []FeedbackItem, entry func(stored, duplicates int) (audit.Entry, error)) (audit.Entry, error)
 }
 
-// Feedback stores the items of a feedback post in store and audits the
-// post in the same step: the audit entry is appended inside the store's
-// transaction, which commits only once the entry is durable.
+// Feedback stores the items of a feedback post and its audit entry in one
+// call to store, which commits both or neither.
 func (s *Service) Feedback(ctx context.Context, call Call, rec FeedbackRecord, store FeedbackStore, items []FeedbackItem) (Audited[FeedbackOutcome], error) {
-	var out Audited[FeedbackOutcome]
-	_, _, err := store.StoreFeedback(ctx, items, func(stored, duplicates int) error {
-		o := FeedbackOutcome{Stored: stored, Duplicates: duplicates}
-		id, err := s.append(ctx, call, newFeedbackRecord(rec, o))
-		if err != nil {
-			return err
-		}
-		out = Audited[FeedbackOutcome]{Result: o, AuditID: id}
-		return nil
+	var o FeedbackOutcome
+	e, err := store.AppendFeedback(ctx, items, func(stored, duplicates int) (audit.Entry, error) {
+		o = FeedbackOutcome{Stored: stored, Duplicates: duplicates}
+		return s.entry(call, newFeedbackRecord(rec, o))
 	})
 	if err != nil {
 		return Audited[FeedbackOutcome]{}, err
 	}
-	return out, nil
+	return Audited[FeedbackOutcome]{Result: o, AuditID: e.ID}, nil
 }

@@ -76,28 +76,13 @@ type Audited[T any] struct {
 }
 
 // append appends the audit entry of one answer and returns its id. It is
-// the only place that writes audit entries. On failure it returns an error
-// wrapping audit.ErrUnavailable: the answer must not be released.
+// the only place that writes audit entries through the Appender. On
+// failure it returns an error wrapping audit.ErrUnavailable: the answer
+// must not be released.
 func (s *Service) append(ctx context.Context, call Call, rec record) (string, error) {
-	request, response := rec.payloads()
-	reqJSON, err := marshalPayload(request)
+	e, err := s.entry(call, rec)
 	if err != nil {
-		return "", fmt.Errorf("encode request for audit: %w", err)
-	}
-	resJSON, err := marshalPayload(response)
-	if err != nil {
-		return "", fmt.Errorf("encode response for audit: %w", err)
-	}
-	e := audit.Entry{
-		Time:             s.now().UTC(),
-		Principal:        call.Principal,
-		Endpoint:         call.Endpoint,
-		RequestID:        call.RequestID,
-		KnowledgeVersion: s.kb.Version.Label,
-		RequestDigest:    digest(reqJSON),
-		ResponseDigest:   digest(resJSON),
-		Request:          reqJSON,
-		Response:         resJSON,
+		return "", err
 	}
 	stored, err := s.log.Append(ctx, e)
 	if err != nil {
@@ -107,6 +92,30 @@ func (s *Service) append(ctx context.Context, call Call, rec record) (string, er
 		return "", fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}
 	return stored.ID, nil
+}
+
+// entry builds the audit entry of one answer, ready to append.
+func (s *Service) entry(call Call, rec record) (audit.Entry, error) {
+	request, response := rec.payloads()
+	reqJSON, err := marshalPayload(request)
+	if err != nil {
+		return audit.Entry{}, fmt.Errorf("encode request for audit: %w", err)
+	}
+	resJSON, err := marshalPayload(response)
+	if err != nil {
+		return audit.Entry{}, fmt.Errorf("encode response for audit: %w", err)
+	}
+	return audit.Entry{
+		Time:             s.now().UTC(),
+		Principal:        call.Principal,
+		Endpoint:         call.Endpoint,
+		RequestID:        call.RequestID,
+		KnowledgeVersion: s.kb.Version.Label,
+		RequestDigest:    digest(reqJSON),
+		ResponseDigest:   digest(resJSON),
+		Request:          reqJSON,
+		Response:         resJSON,
+	}, nil
 }
 
 // marshalled is a payload already in its json.Marshal form (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ type op struct {
 	run  func(*service.Service) (id string, answered bool, err error)
 }
 
-func ops(t *testing.T, svc *service.Service) []op {
+func ops(t *testing.T, svc *service.Service, log *memLog) []op {
 	cls, err := svc.Classifier()
 	if err != nil {
 		t.Fatalf("classifier: %v", err)
@@ -119,7 +120,7 @@ func ops(t *testing.T, svc *service.Service) []op {
 		}},
 		{"feedback", func(s *service.Service) (string, bool, error) {
 			a, err := s.Feedback(context.Background(), call, service.FeedbackRecord{Service: "x", Feedback: []json.RawMessage{[]byte(`{}`)}, Keys: []string{"k"}},
-				oneNewItem{}, []service.FeedbackItem{{Key: "k"}})
+				oneNewItem{log}, []service.FeedbackItem{{Key: "k"}})
 			return a.AuditID, a.Result.Stored == 1, err
 		}},
 		{"csv-batch", func(s *service.Service) (string, bool, error) {
@@ -160,7 +161,7 @@ func ops(t *testing.T, svc *service.Service) []op {
 // the id of an entry that is in the log, for the call that asked.
 func TestAnswersCarryTheirAuditEntry(t *testing.T) {
 	svc, log := newService(t)
-	for _, o := range ops(t, svc) {
+	for _, o := range ops(t, svc, log) {
 		t.Run(o.name, func(t *testing.T) {
 			id, answered, err := o.run(svc)
 			if err != nil {
@@ -189,7 +190,7 @@ func TestAnswersCarryTheirAuditEntry(t *testing.T) {
 func TestNoAnswerWithoutAudit(t *testing.T) {
 	svc, log := newService(t)
 	log.fail = true
-	for _, o := range ops(t, svc) {
+	for _, o := range ops(t, svc, log) {
 		t.Run(o.name, func(t *testing.T) {
 			id, answered, err := o.run(svc)
 			if !errors.Is(err, audit.ErrUnavailable) {
@@ -229,14 +230,19 @@ func TestHookRecordsEveryEvaluation(t *testing.T) {
 }
 
 // oneNewItem is a feedback store (a test double) that stores every item
-// as new.
-type oneNewItem struct{}
+// as new and appends the post's entry to log.
+type oneNewItem struct{ log *memLog }
 
-func (oneNewItem) StoreFeedback(_ context.Context, items []service.FeedbackItem, audit func(int, int) error) (int, int, error) {
-	if err := audit(len(items), 0); err != nil {
-		return 0, 0, err
+func (f oneNewItem) AppendFeedback(ctx context.Context, items []service.FeedbackItem, entry func(int, int) (audit.Entry, error)) (audit.Entry, error) {
+	e, err := entry(len(items), 0)
+	if err != nil {
+		return audit.Entry{}, err
 	}
-	return len(items), 0, nil
+	e, err = f.log.Append(ctx, e)
+	if err != nil {
+		return audit.Entry{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
+	}
+	return e, nil
 }
 
 // TestReviewView: the review view interprets the genotype without a drug,

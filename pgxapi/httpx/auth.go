@@ -689,12 +689,6 @@ func suits(k jwk.Key, alg jwa.SignatureAlgorithm) bool {
 
 // --- middleware ---------------------------------------------------------
 
-// Problem types of authentication.
-const (
-	TypeUnauthorized        = "urn:pgxsafety:problem:unauthorized"
-	TypeIdentityUnavailable = "urn:pgxsafety:problem:identity-unavailable"
-)
-
 // Protection says which requests need a bearer token. A surface states
 // its own (pgxapi.Protection) and the server hands it to Chain: httpx
 // knows no surface's paths.
@@ -768,8 +762,7 @@ func bearerToken(h http.Header) (string, error) {
 // detail never says which check failed (the log does, at debug level).
 func unauthorized() *Error {
 	return &Error{
-		Status: http.StatusUnauthorized,
-		Type:   TypeUnauthorized,
+		Kind:   KindUnauthorized,
 		Detail: "this endpoint requires Authorization: Bearer <id_token> with a valid, unexpired OpenID Connect ID token",
 		Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}},
 	}
@@ -802,8 +795,7 @@ func Authenticate(v Verifier, pr Protection, m *Metrics) func(http.Handler) http
 					m.authFailure("keys_unavailable")
 					Logger(r.Context()).Error("cannot verify tokens", zap.Error(err))
 					WriteProblem(w, r, &Error{
-						Status: http.StatusServiceUnavailable,
-						Type:   TypeIdentityUnavailable,
+						Kind:   KindIdentityUnavailable,
 						Detail: "the identity provider's keys are unavailable; no request can be authenticated now",
 						Header: http.Header{"Retry-After": {"30"}},
 					})

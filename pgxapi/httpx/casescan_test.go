@@ -177,7 +177,7 @@ func problemText(err error) string {
 		return ""
 	}
 	p := ProblemFor(err)
-	return fmt.Sprintf("%d %s %s %v", p.Status, p.Type, p.Detail, p.InvalidParams)
+	return fmt.Sprintf("%d %s %s %v", p.Kind.Status(), p.Kind.Type(), p.Detail, p.InvalidParams)
 }
 
 // BenchmarkExtensibleDecode: decoding the 37 KB order-sign body into the

@@ -48,7 +48,7 @@ func TestDecodeJSONDuplicateKey(t *testing.T) {
 	}
 	err := DecodeJSON(httptest.NewRecorder(), r, &dst, 1<<16)
 	var he *Error
-	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || len(he.InvalidParams) != 1 || he.InvalidParams[0].Name != "drug" {
+	if !errors.As(err, &he) || he.Kind != KindMalformed || len(he.InvalidParams) != 1 || he.InvalidParams[0].Name != "drug" {
 		t.Fatalf("err = %#v", err)
 	}
 }

@@ -28,20 +28,120 @@ import (
 const ProblemContentType = "application/problem+json"
 
 // Problem type URIs. They identify the kind of problem; clients should
-// switch on them (or on status), never on title or detail.
+// switch on them (or on status), never on title or detail. They are
+// declared here only: every surface takes them from the table of kinds.
 const (
-	TypeMalformed        = "urn:pgxsafety:problem:malformed-request"
-	TypeInvalidParams    = "urn:pgxsafety:problem:invalid-params"
-	TypeInvalidVCF       = "urn:pgxsafety:problem:invalid-vcf"
-	TypeTooLarge         = "urn:pgxsafety:problem:payload-too-large"
-	TypeUnsupportedMedia = "urn:pgxsafety:problem:unsupported-media-type"
-	TypeNotFound         = "urn:pgxsafety:problem:not-found"
-	TypeMethodNotAllowed = "urn:pgxsafety:problem:method-not-allowed"
-	TypeAuditUnavailable = "urn:pgxsafety:problem:audit-unavailable"
-	TypeTimeout          = "urn:pgxsafety:problem:timeout"
-	TypeClientClosed     = "urn:pgxsafety:problem:client-closed-request"
-	TypeInternal         = "urn:pgxsafety:problem:internal"
+	TypeMalformed             = "urn:pgxsafety:problem:malformed-request"
+	TypeInvalidParams         = "urn:pgxsafety:problem:invalid-params"
+	TypeInvalidVCF            = "urn:pgxsafety:problem:invalid-vcf"
+	TypeTooLarge              = "urn:pgxsafety:problem:payload-too-large"
+	TypeUnsupportedMedia      = "urn:pgxsafety:problem:unsupported-media-type"
+	TypeNotFound              = "urn:pgxsafety:problem:not-found"
+	TypeMethodNotAllowed      = "urn:pgxsafety:problem:method-not-allowed"
+	TypeUnauthorized          = "urn:pgxsafety:problem:unauthorized"
+	TypeForbidden             = "urn:pgxsafety:problem:forbidden"
+	TypeRateLimited           = "urn:pgxsafety:problem:rate-limited"
+	TypeClientClosed          = "urn:pgxsafety:problem:client-closed-request"
+	TypeAuditUnavailable      = "urn:pgxsafety:problem:audit-unavailable"
+	TypeTimeout               = "urn:pgxsafety:problem:timeout"
+	TypeIdentityUnavailable   = "urn:pgxsafety:problem:identity-unavailable"
+	TypeShuttingDown          = "urn:pgxsafety:problem:shutting-down"
+	TypeClassifierUnavailable = "urn:pgxsafety:problem:classifier-unavailable"
+	TypeNotReady              = "urn:pgxsafety:problem:not-ready"
+	TypeBusy                  = "urn:pgxsafety:problem:busy"
+	TypeUpstream              = "urn:pgxsafety:problem:upstream-failed"
+	TypeCDSUnauthorized       = "urn:pgxsafety:problem:cds-unauthorized"
+	TypeCDSPrecondition       = "urn:pgxsafety:problem:cds-prefetch-missing"
+	TypeCDSUnknown            = "urn:pgxsafety:problem:cds-unknown-service"
+	TypeReplayCheck           = "urn:pgxsafety:problem:cds-replay-check-unavailable"
+	TypeInternal              = "urn:pgxsafety:problem:internal"
 )
+
+// Kind is what went wrong, in the terms of every surface (REST, CDS Hooks,
+// SMART pages). The table kinds maps each kind to its HTTP status, problem
+// type and title; no surface picks a status or a problem type itself.
+type Kind uint8
+
+// The kinds. The zero Kind is KindInternal.
+const (
+	KindInternal              Kind = iota // 500: anything not known
+	KindMalformed                         // 400: the request cannot be read
+	KindInvalidParams                     // 422: values that are invalid (invalid_params names them)
+	KindInvalidVCF                        // 422: a VCF that cannot be read
+	KindTooLarge                          // 413: a body over its limit
+	KindUnsupportedMedia                  // 415: a Content-Type not accepted
+	KindNotFound                          // 404: no such resource
+	KindMethodNotAllowed                  // 405: the path takes other methods
+	KindUnauthorized                      // 401: no valid credentials (bearer token, SMART session)
+	KindForbidden                         // 403: the caller may not (an EHR not registered, access refused)
+	KindRateLimited                       // 429: the caller's budget is spent
+	KindClientClosed                      // 499: the client went away; nobody reads the answer
+	KindAuditUnavailable                  // 503: the audit log cannot be written; no advice
+	KindTimeout                           // 503: the request ran out of time
+	KindIdentityUnavailable               // 503: the identity provider's keys are unavailable
+	KindShuttingDown                      // 503: the server is shutting down
+	KindClassifierUnavailable             // 503: the classifier knowledge is not loaded
+	KindNotReady                          // 503: GET /readyz: a dependency is not ready
+	KindBusy                              // 503: too much in progress (SMART launches, sessions)
+	KindUpstream                          // 502: the EHR's server failed or answered wrongly
+	KindCDSUnauthorized                   // 401: the CDS client's JWT is missing or invalid
+	KindCDSPrecondition                   // 412: prefetch the CDS service needs is missing
+	KindCDSUnknown                        // 404: no CDS service has the id
+	KindReplayCheck                       // 503: the CDS token replay check is unavailable
+	kindCount
+)
+
+// kindInfo is one row of the table of kinds.
+type kindInfo struct {
+	status int
+	typ    string
+	title  string
+}
+
+// kinds is THE table from kinds to responses. Titles are the status texts.
+var kinds = [kindCount]kindInfo{
+	KindInternal:              {http.StatusInternalServerError, TypeInternal, http.StatusText(http.StatusInternalServerError)},
+	KindMalformed:             {http.StatusBadRequest, TypeMalformed, http.StatusText(http.StatusBadRequest)},
+	KindInvalidParams:         {http.StatusUnprocessableEntity, TypeInvalidParams, http.StatusText(http.StatusUnprocessableEntity)},
+	KindInvalidVCF:            {http.StatusUnprocessableEntity, TypeInvalidVCF, http.StatusText(http.StatusUnprocessableEntity)},
+	KindTooLarge:              {http.StatusRequestEntityTooLarge, TypeTooLarge, http.StatusText(http.StatusRequestEntityTooLarge)},
+	KindUnsupportedMedia:      {http.StatusUnsupportedMediaType, TypeUnsupportedMedia, http.StatusText(http.StatusUnsupportedMediaType)},
+	KindNotFound:              {http.StatusNotFound, TypeNotFound, http.StatusText(http.StatusNotFound)},
+	KindMethodNotAllowed:      {http.StatusMethodNotAllowed, TypeMethodNotAllowed, http.StatusText(http.StatusMethodNotAllowed)},
+	KindUnauthorized:          {http.StatusUnauthorized, TypeUnauthorized, http.StatusText(http.StatusUnauthorized)},
+	KindForbidden:             {http.StatusForbidden, TypeForbidden, http.StatusText(http.StatusForbidden)},
+	KindRateLimited:           {http.StatusTooManyRequests, TypeRateLimited, http.StatusText(http.StatusTooManyRequests)},
+	KindClientClosed:          {StatusClientClosedRequest, TypeClientClosed, http.StatusText(StatusClientClosedRequest)},
+	KindAuditUnavailable:      {http.StatusServiceUnavailable, TypeAuditUnavailable, http.StatusText(http.StatusServiceUnavailable)},
+	KindTimeout:               {http.StatusServiceUnavailable, TypeTimeout, http.StatusText(http.StatusServiceUnavailable)},
+	KindIdentityUnavailable:   {http.StatusServiceUnavailable, TypeIdentityUnavailable, http.StatusText(http.StatusServiceUnavailable)},
+	KindShuttingDown:          {http.StatusServiceUnavailable, TypeShuttingDown, http.StatusText(http.StatusServiceUnavailable)},
+	KindClassifierUnavailable: {http.StatusServiceUnavailable, TypeClassifierUnavailable, http.StatusText(http.StatusServiceUnavailable)},
+	KindNotReady:              {http.StatusServiceUnavailable, TypeNotReady, http.StatusText(http.StatusServiceUnavailable)},
+	KindBusy:                  {http.StatusServiceUnavailable, TypeBusy, http.StatusText(http.StatusServiceUnavailable)},
+	KindUpstream:              {http.StatusBadGateway, TypeUpstream, http.StatusText(http.StatusBadGateway)},
+	KindCDSUnauthorized:       {http.StatusUnauthorized, TypeCDSUnauthorized, http.StatusText(http.StatusUnauthorized)},
+	KindCDSPrecondition:       {http.StatusPreconditionFailed, TypeCDSPrecondition, http.StatusText(http.StatusPreconditionFailed)},
+	KindCDSUnknown:            {http.StatusNotFound, TypeCDSUnknown, http.StatusText(http.StatusNotFound)},
+	KindReplayCheck:           {http.StatusServiceUnavailable, TypeReplayCheck, http.StatusText(http.StatusServiceUnavailable)},
+}
+
+// info is k's row; a Kind outside the table is internal.
+func (k Kind) info() kindInfo {
+	if k >= kindCount {
+		return kinds[KindInternal]
+	}
+	return kinds[k]
+}
+
+// Status is the HTTP status of k.
+func (k Kind) Status() int { return k.info().status }
+
+// Type is the problem type URI of k.
+func (k Kind) Type() string { return k.info().typ }
+
+// Title is the problem title of k.
+func (k Kind) Title() string { return k.info().title }
 
 // StatusClientClosedRequest is the status recorded (in the access log and
 // the request metrics) for a request whose client went away before the
@@ -56,22 +156,24 @@ type Param struct {
 }
 
 // Error is an error with an HTTP meaning. Handlers return it (directly or
-// wrapped) to choose the status and the problem body; Header is added to
-// the response (for example Allow or Retry-After). Err, when set, is the
-// cause: it is logged, never sent.
+// wrapped): its Kind chooses the status, the problem type and the title
+// (the table kinds); Detail and InvalidParams complete the problem body;
+// Header is added to the response (for example Allow or Retry-After). Err,
+// when set, is the cause: it is logged, never sent.
 type Error struct {
-	Status        int
-	Title         string
+	Kind          Kind
 	Detail        string
-	Type          string
 	InvalidParams []Param
 	Header        http.Header
 	Err           error
 }
 
+// Status is the HTTP status of the error's kind.
+func (e *Error) Status() int { return e.Kind.Status() }
+
 // Error describes the error for logs, cause included.
 func (e *Error) Error() string {
-	msg := strconv.Itoa(e.Status) + " " + e.Title
+	msg := strconv.Itoa(e.Kind.Status()) + " " + e.Kind.Title()
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}
@@ -94,9 +196,10 @@ type Problem struct {
 	InvalidParams []Param `json:"invalid_params,omitempty"`
 }
 
-// errorKinds is THE table from error kinds to responses: the first row
-// whose match accepts the error builds the problem. Anything no row
-// matches is a 500 whose body says nothing about the cause.
+// errorKinds maps the errors of the layers below (engine, audit, VCF
+// reading, the context) to kinds: the first row whose match accepts the
+// error builds the problem. Anything no row matches is a 500 whose body
+// says nothing about the cause.
 var errorKinds = []struct {
 	match   func(error) bool
 	problem func(error) *Error
@@ -119,8 +222,7 @@ var errorKinds = []struct {
 				params[i] = Param{Name: f.Field, Reason: f.Reason}
 			}
 			return &Error{
-				Status:        http.StatusUnprocessableEntity,
-				Type:          TypeInvalidParams,
+				Kind:          KindInvalidParams,
 				Detail:        "the request has invalid values; see invalid_params",
 				InvalidParams: params,
 				Err:           err,
@@ -133,8 +235,7 @@ var errorKinds = []struct {
 			var pe *vcf.ParseError
 			errors.As(err, &pe)
 			return &Error{
-				Status:        http.StatusUnprocessableEntity,
-				Type:          TypeInvalidVCF,
+				Kind:          KindInvalidVCF,
 				Detail:        "the VCF cannot be read: " + pe.Error(),
 				InvalidParams: []Param{{Name: "file", Reason: pe.Error()}},
 				Err:           err,
@@ -147,8 +248,7 @@ var errorKinds = []struct {
 			var se *vcfcall.SampleError
 			errors.As(err, &se)
 			return &Error{
-				Status:        http.StatusUnprocessableEntity,
-				Type:          TypeInvalidParams,
+				Kind:          KindInvalidParams,
 				Detail:        "the request has invalid values; see invalid_params",
 				InvalidParams: []Param{{Name: "sample", Reason: se.Error()}},
 				Err:           err,
@@ -158,7 +258,7 @@ var errorKinds = []struct {
 	{
 		match: func(err error) bool { return errors.Is(err, engine.ErrInvalid) },
 		problem: func(err error) *Error {
-			return &Error{Status: http.StatusUnprocessableEntity, Type: TypeInvalidParams, Detail: err.Error(), Err: err}
+			return &Error{Kind: KindInvalidParams, Detail: err.Error(), Err: err}
 		},
 	},
 	{
@@ -168,7 +268,7 @@ var errorKinds = []struct {
 		// because the caller left is not an audit failure.
 		match: func(err error) bool { return errors.Is(err, context.Canceled) },
 		problem: func(err error) *Error {
-			return &Error{Status: StatusClientClosedRequest, Type: TypeClientClosed,
+			return &Error{Kind: KindClientClosed,
 				Detail: "the client closed the request before the answer was ready; no advice was given", Err: err}
 		},
 	},
@@ -176,8 +276,7 @@ var errorKinds = []struct {
 		match: func(err error) bool { return errors.Is(err, audit.ErrUnavailable) },
 		problem: func(err error) *Error {
 			return &Error{
-				Status: http.StatusServiceUnavailable,
-				Type:   TypeAuditUnavailable,
+				Kind:   KindAuditUnavailable,
 				Detail: "audit log unavailable; no advice was given",
 				Err:    err,
 			}
@@ -186,7 +285,7 @@ var errorKinds = []struct {
 	{
 		match: func(err error) bool { return errors.Is(err, context.DeadlineExceeded) },
 		problem: func(err error) *Error {
-			return &Error{Status: http.StatusServiceUnavailable, Type: TypeTimeout, Detail: "the request timed out; no advice was given", Err: err}
+			return &Error{Kind: KindTimeout, Detail: "the request timed out; no advice was given", Err: err}
 		},
 	},
 }
@@ -194,8 +293,7 @@ var errorKinds = []struct {
 // internalError is the response to every error the table does not know.
 func internalError(err error) *Error {
 	return &Error{
-		Status: http.StatusInternalServerError,
-		Type:   TypeInternal,
+		Kind:   KindInternal,
 		Detail: "an internal error occurred; quote the request_id when reporting it",
 		Err:    err,
 	}
@@ -217,37 +315,32 @@ func ProblemFor(err error) *Error {
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	he := ProblemFor(err)
 	log := Logger(r.Context())
+	status, typ := he.Kind.Status(), he.Kind.Type()
 	switch {
-	case he.Status == StatusClientClosedRequest:
-		log.Info("request cancelled by the client", zap.Int("status", he.Status), zap.String("problem", he.Type))
-	case he.Status >= 500:
-		log.Error("request failed", zap.Int("status", he.Status), zap.String("problem", he.Type), zap.Error(err))
+	case he.Kind == KindClientClosed:
+		log.Info("request cancelled by the client", zap.Int("status", status), zap.String("problem", typ))
+	case status >= 500:
+		log.Error("request failed", zap.Int("status", status), zap.String("problem", typ), zap.Error(err))
 	default:
-		log.Debug("request rejected", zap.Int("status", he.Status), zap.String("problem", he.Type))
+		log.Debug("request rejected", zap.Int("status", status), zap.String("problem", typ))
 	}
 	WriteProblem(w, r, he)
 }
 
-// WriteProblem writes he as an application/problem+json response. An
-// empty Title becomes the status text, an empty Type "about:blank".
+// WriteProblem writes he as an application/problem+json response: status,
+// type and title from its kind.
 func WriteProblem(w http.ResponseWriter, r *http.Request, he *Error) {
-	status := he.Status
+	status := he.Kind.Status()
 	if status < 400 || status > 599 {
 		status = http.StatusInternalServerError
 	}
 	p := Problem{
-		Type:          he.Type,
-		Title:         he.Title,
+		Type:          he.Kind.Type(),
+		Title:         he.Kind.Title(),
 		Status:        status,
 		Detail:        he.Detail,
 		RequestID:     RequestID(r.Context()),
 		InvalidParams: he.InvalidParams,
-	}
-	if p.Type == "" {
-		p.Type = "about:blank"
-	}
-	if p.Title == "" {
-		p.Title = http.StatusText(status)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

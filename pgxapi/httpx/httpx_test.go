@@ -145,8 +145,8 @@ func TestErrorTable(t *testing.T) {
 			wantStatus: 503, wantType: httpx.TypeAuditUnavailable, wantDetail: "audit log unavailable; no advice was given",
 		},
 		{
-			name: "explicit", err: &httpx.Error{Status: 409, Title: "Conflict", Detail: "busy", Type: "urn:x"},
-			wantStatus: 409, wantType: "urn:x", wantDetail: "busy",
+			name: "explicit", err: fmt.Errorf("wrapped: %w", &httpx.Error{Kind: httpx.KindForbidden, Detail: "busy"}),
+			wantStatus: 403, wantType: httpx.TypeForbidden, wantDetail: "busy",
 		},
 		{
 			name: "anything else", err: secret,

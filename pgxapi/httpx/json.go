@@ -43,14 +43,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 		if errors.As(err, &mbe) {
 			return tooLarge(maxBytes)
 		}
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the request body could not be read"}
+		return &Error{Kind: KindMalformed, Detail: "the request body could not be read"}
 	}
 	// A key given twice would make the audited request ambiguous (the last
 	// one wins in encoding/json): refuse it. The same pass notes whether a
 	// key differs from a field of dst only in case.
 	key, dup, caseSuspect := scanKeys(raw, reflect.TypeOf(dst))
 	if dup {
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail:        fmt.Sprintf("the key %q appears more than once in one object", key),
 			InvalidParams: []Param{{Name: key, Reason: "duplicate key"}}}
 	}
@@ -97,14 +97,14 @@ func decodeValue(raw []byte, dst any, maxBytes int64, strict bool) error {
 	case errors.Is(err, io.EOF):
 		return nil
 	case err == nil:
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail: fmt.Sprintf("the body must hold exactly one JSON value; more data follows at offset %d", dec.InputOffset()-int64(len(extra)))}
 	default:
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return tooLarge(maxBytes)
 		}
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail: "the body must hold exactly one JSON value; it is followed by data that is not JSON"}
 	}
 }
@@ -362,8 +362,7 @@ const maxJSONDepth = 10000
 
 func requireJSON(contentType string) error {
 	unsupported := &Error{
-		Status: http.StatusUnsupportedMediaType,
-		Type:   TypeUnsupportedMedia,
+		Kind:   KindUnsupportedMedia,
 		Detail: "Content-Type must be application/json",
 		Header: http.Header{"Accept": {"application/json"}},
 	}
@@ -384,11 +383,11 @@ func requireJSON(contentType string) error {
 }
 
 func emptyBody() error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the request body is empty; a JSON object is required"}
+	return &Error{Kind: KindMalformed, Detail: "the request body is empty; a JSON object is required"}
 }
 
 func tooLarge(maxBytes int64) error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeTooLarge,
+	return &Error{Kind: KindTooLarge,
 		Detail: fmt.Sprintf("the request body exceeds the limit of %d bytes", maxBytes)}
 }
 
@@ -403,28 +402,28 @@ func decodeError(err error, maxBytes int64) error {
 	case errors.As(err, &mbe):
 		return tooLarge(maxBytes)
 	case errors.As(err, &se):
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail: fmt.Sprintf("malformed JSON at offset %d", se.Offset), Err: err}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "malformed JSON: the body ends before the value does", Err: err}
+		return &Error{Kind: KindMalformed, Detail: "malformed JSON: the body ends before the value does", Err: err}
 	case errors.As(err, &te):
 		want := jsonKind(te.Type)
 		if te.Field == "" {
-			return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+			return &Error{Kind: KindMalformed,
 				Detail: fmt.Sprintf("the body must be %s, not %s", want, te.Value), Err: err}
 		}
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail:        fmt.Sprintf("field %q has the wrong type", te.Field),
 			InvalidParams: []Param{{Name: te.Field, Reason: fmt.Sprintf("must be %s, not %s", want, te.Value)}},
 			Err:           err}
 	}
 	if name, ok := unknownField(err); ok {
-		return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+		return &Error{Kind: KindMalformed,
 			Detail:        fmt.Sprintf("unknown field %q", name),
 			InvalidParams: []Param{{Name: name, Reason: "unknown field"}},
 			Err:           err}
 	}
-	return &Error{Status: http.StatusBadRequest, Type: TypeMalformed, Detail: "the body is not valid JSON for this endpoint", Err: err}
+	return &Error{Kind: KindMalformed, Detail: "the body is not valid JSON for this endpoint", Err: err}
 }
 
 // unknownField extracts the field name from the error DisallowUnknownFields

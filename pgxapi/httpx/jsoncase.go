@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"reflect"
 	"sort"
 	"strings"
@@ -35,7 +34,7 @@ func CaseMismatch(b []byte, dst any) (path, known string, found bool) {
 // CaseError is the 400 for a key that differs from a known field only in
 // case.
 func CaseError(path, known string) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeMalformed,
+	return &Error{Kind: KindMalformed,
 		Detail:        fmt.Sprintf("the key %q differs from the field %q only in case; JSON keys are case-sensitive", path, known),
 		InvalidParams: []Param{{Name: path, Reason: fmt.Sprintf("unknown key; did you mean %q?", known)}}}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/service"
 )
 
 // HandlerFunc is an HTTP handler that returns its error instead of writing
@@ -258,6 +259,23 @@ func (t auditTap) Append(ctx context.Context, e audit.Entry) (audit.Entry, error
 	return stored, err
 }
 
+// feedbackTap is auditTap for a feedback store, which appends the entry of
+// a feedback post itself.
+type feedbackTap struct{ next service.FeedbackStore }
+
+// FeedbackAuditIDs wraps f as AuditIDs wraps an Appender: the id of each
+// feedback post's entry appears in that request's access-log line.
+func FeedbackAuditIDs(f service.FeedbackStore) service.FeedbackStore { return feedbackTap{next: f} }
+
+// AppendFeedback implements service.FeedbackStore.
+func (t feedbackTap) AppendFeedback(ctx context.Context, items []service.FeedbackItem, entry func(stored, duplicates int) (audit.Entry, error)) (audit.Entry, error) {
+	stored, err := t.next.AppendFeedback(ctx, items, entry)
+	if err == nil {
+		infoFrom(ctx).addAuditID(stored.ID)
+	}
+	return stored, err
+}
+
 // AccessLog logs one line per request: method, route template, status,
 // bytes, duration and request id, plus the caller's SubjectHash and the
 // audit id when there are. It never logs the raw path, the query string,
@@ -444,7 +462,7 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 // NotFound answers every request with a 404 problem.
 func NotFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteProblem(w, r, &Error{Status: http.StatusNotFound, Type: TypeNotFound, Detail: "no resource at this path"})
+		WriteProblem(w, r, &Error{Kind: KindNotFound, Detail: "no resource at this path"})
 	})
 }
 
@@ -471,8 +489,7 @@ func MethodNotAllowed(router *mux.Router) http.Handler {
 		slices.Sort(allowed)
 		allow := strings.Join(allowed, ", ")
 		WriteProblem(w, r, &Error{
-			Status: http.StatusMethodNotAllowed,
-			Type:   TypeMethodNotAllowed,
+			Kind:   KindMethodNotAllowed,
 			Detail: fmt.Sprintf("this path accepts %s", allow),
 			Header: http.Header{"Allow": {allow}},
 		})

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -238,7 +239,7 @@ func TestBodyCap(t *testing.T) {
 	r := httpx.NewRouter()
 	r.Handle("/upload", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := io.ReadAll(r.Body); err != nil {
-			return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Type: httpx.TypeTooLarge, Err: err}
+			return &httpx.Error{Kind: httpx.KindTooLarge, Err: err}
 		}
 		return httpx.WriteJSON(w, http.StatusOK, map[string]string{})
 	})).Methods(http.MethodPost)
@@ -249,5 +250,29 @@ func TestBodyCap(t *testing.T) {
 		if rec.Code != want {
 			t.Errorf("%q: %d, want %d", body, rec.Code, want)
 		}
+	}
+}
+
+// TestFeedbackAuditIDInAccessLog: the entry a feedback store appends for
+// a post is named in the access-log line, as the service's entries are.
+func TestFeedbackAuditIDInAccessLog(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	fs := httpx.FeedbackAuditIDs(audittest.NewMemory())
+	var id string
+	r := httpx.NewRouter()
+	r.Handle("/feedback", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		e, err := fs.AppendFeedback(r.Context(), nil, func(int, int) (audit.Entry, error) { return audittest.Entry(1), nil })
+		if err != nil {
+			return err
+		}
+		id = e.ID
+		return httpx.WriteJSON(w, http.StatusOK, map[string]string{})
+	})).Methods(http.MethodPost)
+	h := httpx.Chain(r, httpx.Options{Log: zap.New(core), Protected: testProtection, Verifier: fixedVerifier{issuer: "https://idp.test"}})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/feedback", nil))
+	lines := logs.FilterMessage("http request").All()
+	if rec.Code != http.StatusOK || len(lines) != 1 || id == "" || lines[0].ContextMap()["audit_id"] != id {
+		t.Errorf("status %d, %d lines, audit id %q: %+v", rec.Code, len(lines), id, lines)
 	}
 }

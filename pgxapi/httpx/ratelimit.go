@@ -19,9 +19,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 )
 
-// TypeRateLimited is the problem type of 429 answers.
-const TypeRateLimited = "urn:pgxsafety:problem:rate-limited"
-
 // Limit is a GCRA (generic cell rate algorithm) limit: Rate requests per
 // Period on average, of which up to Burst may come at once. With Burst ==
 // Rate a caller may spend a whole period's budget at once and then one
@@ -291,8 +288,7 @@ func ceilSeconds(d time.Duration) int {
 func tooManyRequests(lim Limit, d Decision) *Error {
 	retry := max(ceilSeconds(d.RetryAfter), 1)
 	return &Error{
-		Status: http.StatusTooManyRequests,
-		Type:   TypeRateLimited,
+		Kind:   KindRateLimited,
 		Detail: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d s", lim.Rate, lim.Period, retry),
 		Header: http.Header{"Retry-After": {strconv.Itoa(retry)}},
 	}

@@ -7,9 +7,13 @@
 // exposed by a checkpoint kept from before), time-range reads, failing
 // closed while the database cannot be written, and flushing on Close. A
 // store's tests call Run with a Harness that knows how to open, tamper with
-// and block that store's database.
+// and block that store's database; RunFeedback is the suite of the CDS
+// feedback store (items and their post's entry commit together).
 //
-// It imports only the standard library and package audit, as engine
+// Memory is an in-memory log and feedback store for the tests of the
+// surfaces, which do not test storage.
+//
+// It imports only the standard library and engine packages, as engine
 // packages must.
 package audittest
 

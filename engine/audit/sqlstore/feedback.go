@@ -2,29 +2,24 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 )
 
 // FeedbackStore keeps CDS Hooks feedback in the table cds_feedback of the
 // audit store's database (migration 0004). It implements
-// service.FeedbackStore: nothing is stored that is not audited.
-//
-// PostgreSQL: the items are inserted in a transaction, the post's audit
-// entry is appended, then the transaction commits (a failed append rolls
-// the items back). SQLite has one writer at a time, and the audit writer
-// needs it while the feedback transaction would hold it; so the audit
-// entry is appended first, with the counts the insert will have (the
-// feedback writes of the process are serialised), and the items are
-// inserted after it is durable. Either way an item is stored only when its
-// post is audited; on SQLite a failed insert after the entry leaves an
-// entry whose items were not stored, and the caller gets the error.
+// service.FeedbackStore: the audit writer inserts a post's items and
+// appends its entry in one transaction of their own (on SQLite and
+// PostgreSQL alike), so the rows and the entry commit together or neither
+// does.
 type FeedbackStore struct {
-	s  *Store
-	mu sync.Mutex // SQLite: one feedback write at a time
+	s *Store
 }
 
 // Feedback returns the store's CDS feedback store.
@@ -34,74 +29,46 @@ const insertFeedback = `INSERT INTO cds_feedback
 	(feedback_key, service_id, card_uuid, outcome, outcome_timestamp, item, issuer, received_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feedback_key) DO NOTHING`
 
-// StoreFeedback implements service.FeedbackStore.
-func (f *FeedbackStore) StoreFeedback(ctx context.Context, items []service.FeedbackItem, audit func(stored, duplicates int) error) (int, int, error) {
-	if f.s.d.name == "sqlite" {
-		return f.storeAuditFirst(ctx, items, audit)
-	}
-	tx, err := f.s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("feedback store: begin: %w", redactErr(err))
-	}
-	defer func() { _ = tx.Rollback() }()
+// feedbackWrite is the work of one feedback post for the writer.
+type feedbackWrite struct {
+	items []service.FeedbackItem
+	entry func(stored, duplicates int) (audit.Entry, error)
+}
+
+// feedbackError is a failure of a post's own work (inserting its items,
+// building its entry), not of the log: the writer returns the cause as is.
+type feedbackError struct{ err error }
+
+func (e *feedbackError) Error() string { return e.err.Error() }
+
+// AppendFeedback implements service.FeedbackStore.
+func (f *FeedbackStore) AppendFeedback(ctx context.Context, items []service.FeedbackItem, entry func(stored, duplicates int) (audit.Entry, error)) (audit.Entry, error) {
+	return f.s.enqueue(ctx, &pending{fb: &feedbackWrite{items: items, entry: entry}, reply: make(chan appendResult, 1)})
+}
+
+// insertFeedback inserts the post's items in tx and returns its entry,
+// built from the counts.
+func (s *Store) insertFeedback(ctx context.Context, tx *sqlx.Tx, fb *feedbackWrite) (audit.Entry, error) {
 	stored := 0
-	for _, it := range items {
-		res, err := tx.ExecContext(ctx, f.s.q(insertFeedback), feedbackArgs(it)...)
+	for _, it := range fb.items {
+		res, err := tx.ExecContext(ctx, s.q(insertFeedback), feedbackArgs(it)...)
 		if err != nil {
-			return 0, 0, fmt.Errorf("feedback store: insert: %w", err)
+			return audit.Entry{}, &feedbackError{fmt.Errorf("feedback store: insert: %w", redactErr(err))}
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return 0, 0, fmt.Errorf("feedback store: %w", err)
+			return audit.Entry{}, &feedbackError{fmt.Errorf("feedback store: %w", err)}
 		}
 		stored += int(n)
 	}
-	dup := len(items) - stored
-	if err := audit(stored, dup); err != nil {
-		return 0, 0, err
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, fmt.Errorf("feedback store: commit: %w", err)
-	}
-	return stored, dup, nil
-}
-
-func (f *FeedbackStore) storeAuditFirst(ctx context.Context, items []service.FeedbackItem, audit func(stored, duplicates int) error) (int, int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	seen := map[string]bool{}
-	var fresh []service.FeedbackItem
-	for _, it := range items {
-		if seen[it.Key] {
-			continue
-		}
-		seen[it.Key] = true
-		var n int
-		if err := f.s.db.GetContext(ctx, &n, f.s.q(`SELECT COUNT(*) FROM cds_feedback WHERE feedback_key = ?`), it.Key); err != nil {
-			return 0, 0, fmt.Errorf("feedback store: %w", err)
-		}
-		if n == 0 {
-			fresh = append(fresh, it)
-		}
-	}
-	stored, dup := len(fresh), len(items)-len(fresh)
-	if err := audit(stored, dup); err != nil {
-		return 0, 0, err
-	}
-	tx, err := f.s.db.BeginTxx(ctx, nil)
+	e, err := fb.entry(stored, len(fb.items)-stored)
 	if err != nil {
-		return 0, 0, fmt.Errorf("feedback store: begin: %w", err)
+		return audit.Entry{}, &feedbackError{err}
 	}
-	defer func() { _ = tx.Rollback() }()
-	for _, it := range fresh {
-		if _, err := tx.ExecContext(ctx, f.s.q(insertFeedback), feedbackArgs(it)...); err != nil {
-			return 0, 0, fmt.Errorf("feedback store: insert: %w", err)
-		}
+	if e.Time.IsZero() {
+		return audit.Entry{}, &feedbackError{errors.New("audit store: entry has no time")}
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, fmt.Errorf("feedback store: commit: %w", err)
-	}
-	return stored, dup, nil
+	return e, nil
 }
 
 func feedbackArgs(it service.FeedbackItem) []any {

@@ -18,6 +18,7 @@ import (
 // pending is one entry waiting for the writer.
 type pending struct {
 	e     audit.Entry
+	fb    *feedbackWrite    // set for a feedback post: e is built in the transaction
 	reply chan appendResult // buffered (1): the writer never blocks on it
 }
 
@@ -40,7 +41,11 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 	if e.Time.IsZero() {
 		return audit.Entry{}, errors.New("audit store: entry has no time")
 	}
-	p := &pending{e: e, reply: make(chan appendResult, 1)}
+	return s.enqueue(ctx, &pending{e: e, reply: make(chan appendResult, 1)})
+}
+
+// enqueue hands p to the writer and waits for its answer.
+func (s *Store) enqueue(ctx context.Context, p *pending) (audit.Entry, error) {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -116,12 +121,37 @@ func (s *Store) writer() {
 	}
 }
 
-// commitBatch writes batch in one transaction and answers every caller.
+// commitBatch writes batch and answers every caller: each feedback post
+// in a transaction of its own (a failed insert of its items must fail it
+// alone), the other entries together in one.
 func (s *Store) commitBatch(batch []*pending) {
+	n := 0
+	for _, p := range batch {
+		if p.fb != nil {
+			s.commit([]*pending{p})
+			continue
+		}
+		batch[n] = p
+		n++
+	}
+	if n > 0 {
+		s.commit(batch[:n])
+	}
+}
+
+// commit writes batch in one transaction and answers every caller.
+func (s *Store) commit(batch []*pending) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CommitTimeout)
 	stored, err := s.appendTx(ctx, batch)
 	cancel()
+	var fe *feedbackError
+	if errors.As(err, &fe) {
+		// Not a failure of the log: the post's items could not be
+		// stored, so neither they nor its entry were committed.
+		batch[0].reply <- appendResult{err: fe.err}
+		return
+	}
 	s.recordCommit(err)
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(CommitStats{Entries: len(batch), Duration: time.Since(start), Err: err})
@@ -217,6 +247,11 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 	args := make([]any, 0, len(batch)*insertArity)
 	for i, p := range batch {
 		e := p.e
+		if p.fb != nil {
+			if e, err = s.insertFeedback(ctx, tx, p.fb); err != nil {
+				return nil, err
+			}
+		}
 		id, err := newID(e.Time)
 		if err != nil {
 			return nil, err
