@@ -184,7 +184,7 @@ func NewAuthenticator(clients []TrustedClient, replay ReplayCache, keys *httpx.K
 		return nil, err
 	}
 	if keys == nil {
-		keys = httpx.NewKeySetCache(nil, now)
+		keys = httpx.NewKeySetCache(context.Background(), nil, now)
 	}
 	a := &Authenticator{clients: map[string]*clientKeys{}, replay: replay, now: now, keys: keys}
 	for _, c := range clients {

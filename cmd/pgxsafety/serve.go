@@ -173,7 +173,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 
 	// One JSON Web Key Set cache for the identity provider's keys and the
 	// CDS clients' keys.
-	keySets := httpx.NewKeySetCache(nil, o.now)
+	keySets := httpx.NewKeySetCache(ctx, nil, o.now)
 	verifier, err := newVerifier(ctx, cfg, keySets, log, o.now)
 	if err != nil {
 		return nil, err

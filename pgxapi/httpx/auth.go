@@ -282,7 +282,7 @@ func NewOIDCVerifier(cfg OIDCConfig) (*OIDCVerifier, error) {
 		client = &http.Client{Timeout: defaultFetchTimeout}
 	}
 	if cfg.KeySets == nil {
-		cfg.KeySets = NewKeySetCache(client, cfg.Now)
+		cfg.KeySets = NewKeySetCache(context.Background(), client, cfg.Now)
 	}
 	v := &OIDCVerifier{cfg: cfg, algs: algs, client: client, jwksURL: cfg.JWKSURL}
 	if cfg.Keys != nil {
