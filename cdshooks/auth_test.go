@@ -140,7 +140,7 @@ func TestAllowlistedJKU(t *testing.T) {
 	defer ks.Close()
 	jku := ks.URL + "/jwks.json"
 	e := newEnv(t, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) {
-		c.KeySets = httpx.NewKeySetCache(ks.Client(), fixedClock)
+		c.KeySets = httpx.NewKeySetCache(t.Context(), ks.Client(), fixedClock)
 		(*cs)[0] = cdshooks.TrustedClient{Iss: specIssuer, JWKSURL: ks.URL + "/other.json", JKUAllowlist: []string{jku}, Algorithms: []string{"ES384"}}
 	})
 	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")

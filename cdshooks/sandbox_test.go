@@ -36,7 +36,7 @@ func sandboxEnv(t *testing.T) (*env, string, *atomic.Int32) {
 	t.Cleanup(ks.Close)
 	jku := ks.URL + "/.well-known/jwks.json"
 	e := newEnv(t, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) {
-		c.KeySets = httpx.NewKeySetCache(ks.Client(), fixedClock)
+		c.KeySets = httpx.NewKeySetCache(t.Context(), ks.Client(), fixedClock)
 		*cs = append(*cs, cdshooks.TrustedClient{Iss: sandboxIssuer, JWKSURL: jku, JKUAllowlist: []string{jku},
 			Algorithms: []string{"ES256", "ES384"}})
 	})

@@ -22,19 +22,23 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stderr, usage)
 		return usageError("audit: want verify, purge, export, checkpoint, prove or verify-proof")
 	}
+	env, err := readEnvironment()
+	if err != nil {
+		return err
+	}
 	switch args[0] {
 	case "checkpoint":
-		return runAuditCheckpoint(ctx, args[1:], stdout, stderr)
+		return runAuditCheckpoint(ctx, env, args[1:], stdout, stderr)
 	case "prove":
-		return runAuditProve(ctx, args[1:], stdout, stderr)
+		return runAuditProve(ctx, env, args[1:], stdout, stderr)
 	case "verify-proof":
 		return runAuditVerifyProof(args[1:], stdout, stderr)
 	case "verify":
-		return runAuditVerify(ctx, args[1:], stdout, stderr)
+		return runAuditVerify(ctx, env, args[1:], stdout, stderr)
 	case "purge":
-		return runAuditPurge(ctx, args[1:], stdout, stderr)
+		return runAuditPurge(ctx, env, args[1:], stdout, stderr)
 	case "export":
-		return runAuditExport(ctx, args[1:], stdout, stderr)
+		return runAuditExport(ctx, env, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return usageError("audit: unknown command %q (want verify, purge, export, checkpoint, prove or verify-proof)", args[0])
@@ -43,29 +47,23 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // openExistingLog opens the audit log named by PGXSAFETY_DATABASE_URL or
 // the data directory, without creating or migrating it.
-func openExistingLog(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
-	return sqlstore.OpenWith(ctx, databaseURLFromEnv(), dataDir,
+func (e environment) openExistingLog(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
+	return sqlstore.OpenWith(ctx, e.DatabaseURL, dataDir,
 		sqlstore.Options{NoMigrate: true, MustExist: true})
-}
-
-func dataDirFlag(fs interface {
-	String(name, value, usage string) *string
-}) *string {
-	return fs.String("data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory (env PGXSAFETY_DATA_DIR)")
 }
 
 // verifierFor returns the verifier key given by --key, or else the one of
 // the log's key file (PGXSAFETY_AUDIT_KEY_FILE or the data directory): the
 // public key file beside it, or the private key.
-func verifierFor(keyFlag, dataDir string) (*tlog.Verifier, error) {
+func (e environment) verifierFor(keyFlag, dataDir string) (*tlog.Verifier, error) {
 	if keyFlag != "" {
 		return loadVerifierKey(keyFlag)
 	}
-	path := logKeyPath(dataDir)
+	path := e.logKeyPath(dataDir)
 	if v, err := loadVerifierKey(path + ".pub"); err == nil {
 		return v, nil
 	}
-	s, err := loadLogKey(path, false)
+	s, err := loadLogKey(path)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +73,9 @@ func verifierFor(keyFlag, dataDir string) (*tlog.Verifier, error) {
 // runAuditVerify recomputes the whole chain (from the retention checkpoint,
 // if any) and the Merkle tree, checks the retention checkpoint's signature
 // and every kept checkpoint, and exits non-zero naming what is wrong.
-func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAuditVerify(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit verify", stderr, "audit verify [--checkpoint FILE]... [--key VKEY|FILE] [--data-dir DIR]")
-	dataDir := dataDirFlag(fs)
+	dataDir := env.dataDirFlag(fs)
 	var kept listFlag
 	fs.Var(&kept, "checkpoint", "a signed checkpoint kept outside the database (repeatable); the log must extend it")
 	keyFlag := fs.String("key", "", "the log's verifier key, or a file holding it (default: the key file of the data directory)")
@@ -92,12 +90,12 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		msgs = append(msgs, b)
 	}
-	store, err := openExistingLog(ctx, *dataDir)
+	store, err := env.openExistingLog(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	key, err := verifierFor(*keyFlag, *dataDir)
+	key, err := env.verifierFor(*keyFlag, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -129,25 +127,21 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // runAuditPurge removes entries older than the retention period and
 // records the checkpoint (what the serve background job does daily).
-func runAuditPurge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAuditPurge(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit purge", stderr, "audit purge [--retention-days N] [--data-dir DIR]")
-	dataDir := dataDirFlag(fs)
-	def, err := envInt("PGXSAFETY_AUDIT_RETENTION_DAYS", defaultRetentionDays)
-	if err != nil {
-		return err
-	}
-	days := fs.Int("retention-days", def, "keep entries this many days (at least 365; env PGXSAFETY_AUDIT_RETENTION_DAYS)")
+	dataDir := env.dataDirFlag(fs)
+	days := fs.Int("retention-days", env.AuditRetentionDays, "keep entries this many days (at least 365; env PGXSAFETY_AUDIT_RETENTION_DAYS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *days < defaultRetentionDays {
 		return usageError("audit purge: --retention-days must be at least %d, got %d", defaultRetentionDays, *days)
 	}
-	signer, err := loadLogKey(logKeyPath(*dataDir), false)
+	signer, err := loadLogKey(env.logKeyPath(*dataDir))
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.OpenWith(ctx, databaseURLFromEnv(), *dataDir,
+	store, err := sqlstore.OpenWith(ctx, env.DatabaseURL, *dataDir,
 		sqlstore.Options{NoMigrate: true, MustExist: true, Signer: signer})
 	if err != nil {
 		return err
@@ -183,9 +177,9 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 
 // runAuditExport writes the entries with since <= time < until as JSON
 // lines (audit.Entry; payloads base64), in sequence order.
-func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAuditExport(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit export", stderr, "audit export [--since TIME] [--until TIME] [--output FILE] [--data-dir DIR]")
-	dataDir := dataDirFlag(fs)
+	dataDir := env.dataDirFlag(fs)
 	sinceFlag := fs.String("since", "", "first time to export, inclusive (RFC 3339 or YYYY-MM-DD)")
 	untilFlag := fs.String("until", "", "time to stop at, exclusive (RFC 3339 or YYYY-MM-DD)")
 	output := fs.String("output", "", "write to this new file (mode 0600) instead of stdout")
@@ -203,7 +197,7 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
 		return usageError("audit export: --since must be before --until")
 	}
-	store, err := openExistingLog(ctx, *dataDir)
+	store, err := env.openExistingLog(ctx, *dataDir)
 	if err != nil {
 		return err
 	}

@@ -39,17 +39,17 @@ type ProofBundle struct {
 }
 
 // runAuditCheckpoint prints a signed checkpoint of the log as it is now.
-func runAuditCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAuditCheckpoint(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit checkpoint", stderr, "audit checkpoint [--data-dir DIR]")
-	dataDir := dataDirFlag(fs)
+	dataDir := env.dataDirFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	signer, err := loadLogKey(logKeyPath(*dataDir), false)
+	signer, err := loadLogKey(env.logKeyPath(*dataDir))
 	if err != nil {
 		return err
 	}
-	store, err := openExistingLog(ctx, *dataDir)
+	store, err := env.openExistingLog(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -68,9 +68,9 @@ func runAuditCheckpoint(ctx context.Context, args []string, stdout, stderr io.Wr
 
 // runAuditProve writes an inclusion proof of one entry or a consistency
 // proof from an older checkpoint.
-func runAuditProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAuditProve(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit prove", stderr, "audit prove (--id AUDIT_LOG_ID | --from-checkpoint FILE) [--checkpoint FILE] [--data-dir DIR]")
-	dataDir := dataDirFlag(fs)
+	dataDir := env.dataDirFlag(fs)
 	id := fs.String("id", "", "the audit_log_id of the entry to prove")
 	from := fs.String("from-checkpoint", "", "prove that the log extends this older signed checkpoint")
 	against := fs.String("checkpoint", "", "prove against this signed checkpoint (default: one signed now with the log key)")
@@ -91,7 +91,7 @@ func runAuditProve(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return b, cp, nil
 	}
-	store, err := openExistingLog(ctx, *dataDir)
+	store, err := env.openExistingLog(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runAuditProve(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var tcp tlog.Checkpoint
 	var key *tlog.Verifier
 	if *against != "" {
-		if key, err = verifierFor("", *dataDir); err != nil {
+		if key, err = env.verifierFor("", *dataDir); err != nil {
 			return err
 		}
 		if target, tcp, err = readCheckpoint(*against, key); err != nil {
@@ -117,7 +117,7 @@ func runAuditProve(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fmt.Errorf("audit prove: FAILED: %w", &audit.TreeError{Size: tcp.Size, Reason: "the log's root differs from the checkpoint's"})
 		}
 	} else {
-		signer, err := loadLogKey(logKeyPath(*dataDir), false)
+		signer, err := loadLogKey(env.logKeyPath(*dataDir))
 		if err != nil {
 			return err
 		}

@@ -70,13 +70,17 @@ type benchSettings struct {
 var benchScenarioNames = []string{"bare", "check-sqlite", "check-postgres", "cds", "vcf", "csv"}
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchSettings, error) {
+	env, err := readEnvironment()
+	if err != nil {
+		return benchSettings{}, err
+	}
 	fs := newFlagSet("bench", stderr, "bench [--conns 1,8,32,128] [--duration 2s] [--csv-rows 100000] [--vcf FILE] [--database-url postgres://...]")
 	conns := fs.String("conns", "1,8,32,128", "comma-separated numbers of concurrent connections")
 	duration := fs.Duration("duration", 2*time.Second, "length of each closed-loop and each fixed-rate run")
 	rateShare := fs.Float64("rate-share", 0.8, "fixed-rate runs send at this share of the closed-loop rate measured at the same connections")
 	csvRows := fs.Int("csv-rows", 100_000, "rows of each /pgx/batch_csv run (one batch of rows distinct by patient, one of rows distinct in every engine input)")
 	vcfFile := fs.String("vcf", "", "VCF posted to /pgx/vcf (default: a generated one-sample VCF of the panel variants)")
-	dbURL := fs.String("database-url", databaseURLFromEnv(), "PostgreSQL URL for the check-postgres scenario (default PGXSAFETY_DATABASE_URL; skipped unless postgres://)")
+	dbURL := fs.String("database-url", env.DatabaseURL, "PostgreSQL URL for the check-postgres scenario (default PGXSAFETY_DATABASE_URL; skipped unless postgres://)")
 	only := fs.String("scenarios", strings.Join(benchScenarioNames, ","), "comma-separated scenarios to run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := parseFlags(fs, args); err != nil {

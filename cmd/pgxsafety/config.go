@@ -6,58 +6,212 @@ package main
 // infrastructure (stores, Redis, key caches) from them.
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/url"
-	"os"
-	"strconv"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
+	"github.com/sethvargo/go-envconfig"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/pgxsafety/pgxsafety/cdshooks"
-	"github.com/pgxsafety/pgxsafety/pgxapi"
+	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
-// databaseURLFromEnv is PGXSAFETY_DATABASE_URL (empty: the SQLite file in
-// the data directory). sqlstore parses it (the one parser).
-func databaseURLFromEnv() string { return strings.TrimSpace(os.Getenv("PGXSAFETY_DATABASE_URL")) }
+// environment is every variable the binary reads (DESIGN.md §7,
+// docs/operations.md), typed and with its default. A variable set to an
+// empty or blank value counts as unset. Flags override some of them
+// (--addr, --data-dir). The defaults repeat constants of this and other
+// packages; TestEnvironmentDefaults keeps them equal.
+type environment struct {
+	Addr        string `env:"PGXSAFETY_ADDR, default=127.0.0.1:8080"`
+	DataDir     string `env:"PGXSAFETY_DATA_DIR, default=./pgxsafety-data"`
+	DatabaseURL string `env:"PGXSAFETY_DATABASE_URL"` // empty: SQLite in the data directory; sqlstore parses it
+	// DatabaseMigrate: serve migrates the audit store on start.
+	DatabaseMigrate bool   `env:"PGXSAFETY_DATABASE_MIGRATE, default=true"`
+	PublicURL       string `env:"PGXSAFETY_PUBLIC_URL"`
+	RedisURL        string `env:"PGXSAFETY_REDIS_URL"`
 
-// envOr returns the environment variable key, or def when it is unset or
-// empty.
-func envOr(key, def string) string {
-	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
-		return v
-	}
-	return def
+	LogLevel  zapcore.Level `env:"PGXSAFETY_LOG_LEVEL, default=info"`
+	LogFormat string        `env:"PGXSAFETY_LOG_FORMAT, default=json"`
+
+	OIDCIssuer   string `env:"PGXSAFETY_OIDC_ISSUER"`
+	OIDCAudience string `env:"PGXSAFETY_OIDC_AUDIENCE"`
+	OIDCJWKSURL  string `env:"PGXSAFETY_OIDC_JWKS_URL"`
+	OIDCJWKSFile string `env:"PGXSAFETY_OIDC_JWKS_FILE"`
+	// OIDCAlgorithms is a comma-separated list (see algorithms).
+	OIDCAlgorithms string `env:"PGXSAFETY_OIDC_ALGORITHMS"`
+	// OIDCMaxTokenAge is nil when unset (the verifier's default).
+	OIDCMaxTokenAge *time.Duration `env:"PGXSAFETY_OIDC_MAX_TOKEN_AGE, noinit"`
+
+	RateLimitPerMinute int `env:"PGXSAFETY_RATE_LIMIT_PER_MINUTE, default=60"`
+	// RateLimitBurst is nil when unset (the rate per minute).
+	RateLimitBurst *int   `env:"PGXSAFETY_RATE_LIMIT_BURST, noinit"`
+	RateLimitsFile string `env:"PGXSAFETY_RATE_LIMITS_FILE"`
+	CORSOrigins    string `env:"PGXSAFETY_CORS_ORIGINS"`
+
+	// AuditPayloads is store or digest.
+	AuditPayloads      string `env:"PGXSAFETY_AUDIT_PAYLOADS, default=store"`
+	AuditRetentionDays int    `env:"PGXSAFETY_AUDIT_RETENTION_DAYS, default=365"`
+	AuditKeyFile       string `env:"PGXSAFETY_AUDIT_KEY_FILE"`     // empty: audit-log.key in the data directory
+	AuditWitnessFile   string `env:"PGXSAFETY_AUDIT_WITNESS_FILE"` // empty: the witness file in the data directory
+	AuditLogOrigin     string `env:"PGXSAFETY_AUDIT_LOG_ORIGIN"`   // empty: pgxsafety/audit/ and 8 random hex digits
+	// AuditCheckpointInterval is how often serve signs a checkpoint when
+	// the log grew.
+	AuditCheckpointInterval time.Duration `env:"PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL, default=10s"`
+	// AuditCommitWindow is how long a busy audit writer waits for more
+	// entries before it commits (0: at once; at most maxAuditCommitWindow).
+	AuditCommitWindow time.Duration `env:"PGXSAFETY_AUDIT_COMMIT_WINDOW, default=0s"`
+
+	// GCPercent is nil when unset: the default, unless the operator set
+	// GOGC, which then stands.
+	GCPercent *int   `env:"PGXSAFETY_GOGC, noinit"`
+	GOGC      string `env:"GOGC"`
+
+	BatchCSVMaxBytes int `env:"PGXSAFETY_BATCH_CSV_MAX_BYTES, default=52428800"`
+	BatchCSVMaxRows  int `env:"PGXSAFETY_BATCH_CSV_MAX_ROWS, default=100000"`
+	VCFMaxBytes      int `env:"PGXSAFETY_VCF_MAX_BYTES, default=209715200"`
+
+	CDSClients string `env:"PGXSAFETY_CDS_CLIENTS"`
+	// CDSDevUnauthenticated is cdshooks.EnvDevUnauthenticated.
+	CDSDevUnauthenticated bool `env:"PGXSAFETY_CDS_DEV_UNAUTHENTICATED, default=false"`
+
+	SMARTEHRs       string        `env:"PGXSAFETY_SMART_EHRS"`
+	SMARTSessionTTL time.Duration `env:"PGXSAFETY_SMART_SESSION_TTL, default=1h"`
 }
 
-// envInt reads a positive integer variable (def when unset).
-func envInt(key string, def int) (int, error) {
-	v := envOr(key, "")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, usageError("%s must be a positive integer, got %q", key, v)
-	}
-	return n, nil
+// readEnvironment reads the process environment.
+func readEnvironment() (environment, error) {
+	return loadEnvironment(context.Background(), envconfig.OsLookuper())
 }
 
-// envBool reads a boolean variable (def when unset).
-func envBool(key string, def bool) (bool, error) {
-	v := envOr(key, "")
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
+// loadEnvironment reads the variables from l (tests pass an
+// envconfig.MapLookuper). It checks types only; Validate checks values.
+func loadEnvironment(ctx context.Context, l envconfig.Lookuper) (environment, error) {
+	var env environment
+	err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: blankIsUnset{l}})
 	if err != nil {
-		return false, usageError("%s must be true or false, got %q", key, v)
+		return env, usageError("%v", nameVariable(err))
 	}
-	return b, nil
+	return env, nil
+}
+
+// blankIsUnset trims values and treats blank ones as unset, as the binary
+// always has (an exported empty variable does not override a default).
+type blankIsUnset struct{ envconfig.Lookuper }
+
+func (b blankIsUnset) Lookup(key string) (string, bool) {
+	v, ok := b.Lookuper.Lookup(key)
+	v = strings.TrimSpace(v)
+	return v, ok && v != ""
+}
+
+// nameVariable rewrites envconfig's "Field: cause" into "VARIABLE: cause",
+// so the error names what the operator set.
+func nameVariable(err error) error {
+	msg := err.Error()
+	t := reflect.TypeFor[environment]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if rest, ok := strings.CutPrefix(msg, f.Name+": "); ok {
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return errors.New(name + ": " + rest)
+		}
+	}
+	return err
+}
+
+// Validate checks the values the types do not, and the rules between
+// variables. Every error names the variable.
+func (e environment) Validate() error {
+	switch {
+	case e.LogFormat != "json" && e.LogFormat != "console":
+		return usageError("PGXSAFETY_LOG_FORMAT must be json or console, got %q", e.LogFormat)
+	case e.RateLimitPerMinute <= 0:
+		return usageError("PGXSAFETY_RATE_LIMIT_PER_MINUTE must be a positive integer, got %d", e.RateLimitPerMinute)
+	case e.RateLimitBurst != nil && *e.RateLimitBurst <= 0:
+		return usageError("PGXSAFETY_RATE_LIMIT_BURST must be a positive integer, got %d", *e.RateLimitBurst)
+	case e.AuditPayloads != "store" && e.AuditPayloads != "digest":
+		return usageError("PGXSAFETY_AUDIT_PAYLOADS must be store or digest, got %q", e.AuditPayloads)
+	case e.AuditRetentionDays < defaultRetentionDays:
+		return usageError("PGXSAFETY_AUDIT_RETENTION_DAYS must be at least %d (spec §8), got %d", defaultRetentionDays, e.AuditRetentionDays)
+	case e.BatchCSVMaxBytes <= 0:
+		return usageError("PGXSAFETY_BATCH_CSV_MAX_BYTES must be a positive integer, got %d", e.BatchCSVMaxBytes)
+	case e.BatchCSVMaxRows <= 0:
+		return usageError("PGXSAFETY_BATCH_CSV_MAX_ROWS must be a positive integer, got %d", e.BatchCSVMaxRows)
+	case e.VCFMaxBytes <= 0:
+		return usageError("PGXSAFETY_VCF_MAX_BYTES must be a positive integer, got %d", e.VCFMaxBytes)
+	case e.AuditCheckpointInterval < 100*time.Millisecond:
+		return usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %v", e.AuditCheckpointInterval)
+	case e.AuditCommitWindow < 0 || e.AuditCommitWindow > maxAuditCommitWindow:
+		return usageError("PGXSAFETY_AUDIT_COMMIT_WINDOW must be a duration from 0 (commit at once) to %v such as 500us, got %v", maxAuditCommitWindow, e.AuditCommitWindow)
+	case e.GCPercent != nil && *e.GCPercent <= 0:
+		return usageError("PGXSAFETY_GOGC must be a positive integer, got %d", *e.GCPercent)
+	case e.SMARTSessionTTL <= 0 || e.SMARTSessionTTL > 24*time.Hour:
+		return usageError("PGXSAFETY_SMART_SESSION_TTL must be a positive duration up to 24h such as 30m, got %v", e.SMARTSessionTTL)
+	case e.OIDCMaxTokenAge != nil && *e.OIDCMaxTokenAge <= 0:
+		return usageError("PGXSAFETY_OIDC_MAX_TOKEN_AGE must be a positive duration such as 12h, got %v", *e.OIDCMaxTokenAge)
+	}
+	if _, err := httpx.ParseCORSOrigins(e.CORSOrigins); err != nil {
+		return usageError("PGXSAFETY_CORS_ORIGINS: %v", err)
+	}
+	if e.PublicURL != "" {
+		u, err := url.Parse(e.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return usageError("PGXSAFETY_PUBLIC_URL must be an absolute http(s) URL")
+		}
+	}
+	if e.SMARTEHRs != "" && e.PublicURL == "" {
+		return usageError("PGXSAFETY_SMART_EHRS needs PGXSAFETY_PUBLIC_URL: the SMART redirect URI is built from it")
+	}
+	devMode := e.OIDCIssuer == ""
+	if devMode && (e.OIDCAudience != "" || e.OIDCJWKSURL != "" || e.OIDCJWKSFile != "" || e.OIDCAlgorithms != "" || e.OIDCMaxTokenAge != nil) {
+		return usageError("PGXSAFETY_OIDC_AUDIENCE, _JWKS_URL, _JWKS_FILE, _ALGORITHMS and _MAX_TOKEN_AGE need PGXSAFETY_OIDC_ISSUER")
+	}
+	if !devMode && e.OIDCAudience == "" {
+		return usageError("PGXSAFETY_OIDC_ISSUER is set but PGXSAFETY_OIDC_AUDIENCE is not: name the client id tokens must be issued to")
+	}
+	return nil
+}
+
+// algorithms is PGXSAFETY_OIDC_ALGORITHMS as a list, blank items dropped
+// (nil: the verifier's default).
+func (e environment) algorithms() []string {
+	var out []string
+	for _, a := range strings.Split(e.OIDCAlgorithms, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// logKeyPath is PGXSAFETY_AUDIT_KEY_FILE or audit-log.key in dataDir.
+func (e environment) logKeyPath(dataDir string) string {
+	if e.AuditKeyFile != "" {
+		return e.AuditKeyFile
+	}
+	return filepath.Join(dataDir, logKeyFileName)
+}
+
+// witnessPath is PGXSAFETY_AUDIT_WITNESS_FILE or the file in dataDir.
+func (e environment) witnessPath(dataDir string) string {
+	if e.AuditWitnessFile != "" {
+		return e.AuditWitnessFile
+	}
+	return filepath.Join(dataDir, witnessFileName)
+}
+
+// dataDirFlag is the --data-dir flag, PGXSAFETY_DATA_DIR by default.
+func (e environment) dataDirFlag(fs interface {
+	String(name, value, usage string) *string
+}) *string {
+	return fs.String("data-dir", e.DataDir, "data directory (env PGXSAFETY_DATA_DIR)")
 }
 
 // oidcSettings are the identity settings (PGXSAFETY_OIDC_*).
@@ -73,34 +227,14 @@ type oidcSettings struct {
 // devMode reports whether no issuer is configured (local development).
 func (o oidcSettings) devMode() bool { return o.issuer == "" }
 
-func loadOIDCSettings() (oidcSettings, error) {
-	o := oidcSettings{
-		issuer:   envOr("PGXSAFETY_OIDC_ISSUER", ""),
-		audience: envOr("PGXSAFETY_OIDC_AUDIENCE", ""),
-		jwksURL:  envOr("PGXSAFETY_OIDC_JWKS_URL", ""),
-		jwksFile: envOr("PGXSAFETY_OIDC_JWKS_FILE", ""),
+// oidc is the identity settings of a validated environment.
+func (e environment) oidc() oidcSettings {
+	o := oidcSettings{issuer: e.OIDCIssuer, audience: e.OIDCAudience, jwksURL: e.OIDCJWKSURL,
+		jwksFile: e.OIDCJWKSFile, algorithms: e.algorithms()}
+	if e.OIDCMaxTokenAge != nil {
+		o.maxTokenAge = *e.OIDCMaxTokenAge
 	}
-	if algs := envOr("PGXSAFETY_OIDC_ALGORITHMS", ""); algs != "" {
-		for _, a := range strings.Split(algs, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				o.algorithms = append(o.algorithms, a)
-			}
-		}
-	}
-	if v := envOr("PGXSAFETY_OIDC_MAX_TOKEN_AGE", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return o, usageError("PGXSAFETY_OIDC_MAX_TOKEN_AGE must be a positive duration such as 12h, got %q", v)
-		}
-		o.maxTokenAge = d
-	}
-	if o.devMode() && (o.audience != "" || o.jwksURL != "" || o.jwksFile != "" || o.algorithms != nil || o.maxTokenAge != 0) {
-		return o, usageError("PGXSAFETY_OIDC_AUDIENCE, _JWKS_URL, _JWKS_FILE, _ALGORITHMS and _MAX_TOKEN_AGE need PGXSAFETY_OIDC_ISSUER")
-	}
-	if !o.devMode() && o.audience == "" {
-		return o, usageError("PGXSAFETY_OIDC_ISSUER is set but PGXSAFETY_OIDC_AUDIENCE is not: name the client id tokens must be issued to")
-	}
-	return o, nil
+	return o
 }
 
 // serveConfig is the configuration of the serve subcommand.
@@ -128,9 +262,10 @@ type serveConfig struct {
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
-	// The transparency log: the signing key file, the witness file and
-	// how often a checkpoint is signed.
+	// The transparency log: the signing key file, the name of a new key,
+	// the witness file and how often a checkpoint is signed.
 	logKeyFile         string
+	logOrigin          string
 	witnessFile        string
 	checkpointInterval time.Duration
 	// auditCommitWindow is how long a busy audit writer waits for more
@@ -145,98 +280,58 @@ type serveConfig struct {
 	smart smartSettings
 }
 
+// loadServeConfig reads serve's configuration from the process
+// environment and args.
 func loadServeConfig(args []string, stderr io.Writer) (serveConfig, error) {
-	fs := newFlagSet("serve", stderr, "serve [--addr ADDR] [--data-dir DIR]")
-	cfg := serveConfig{
-		databaseURL: databaseURLFromEnv(),
-		publicURL:   envOr("PGXSAFETY_PUBLIC_URL", ""),
-		redisURL:    envOr("PGXSAFETY_REDIS_URL", ""),
+	env, err := readEnvironment()
+	if err != nil {
+		return serveConfig{}, err
 	}
-	fs.StringVar(&cfg.addr, "addr", envOr("PGXSAFETY_ADDR", defaultAddr), "listen address (env PGXSAFETY_ADDR)")
-	fs.StringVar(&cfg.dataDir, "data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory (env PGXSAFETY_DATA_DIR)")
+	return serveConfigFrom(env, args, stderr)
+}
+
+// serveConfigFrom is serve's configuration from env, overridden by args.
+func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveConfig, error) {
+	fs := newFlagSet("serve", stderr, "serve [--addr ADDR] [--data-dir DIR]")
+	cfg := serveConfig{databaseURL: env.DatabaseURL, publicURL: env.PublicURL, redisURL: env.RedisURL}
+	fs.StringVar(&cfg.addr, "addr", env.Addr, "listen address (env PGXSAFETY_ADDR)")
+	fs.StringVar(&cfg.dataDir, "data-dir", env.DataDir, "data directory (env PGXSAFETY_DATA_DIR)")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
-	level, err := zapcore.ParseLevel(envOr("PGXSAFETY_LOG_LEVEL", "info"))
-	if err != nil {
-		return cfg, usageError("PGXSAFETY_LOG_LEVEL: %v", err)
-	}
-	cfg.logLevel = level
-	cfg.logFormat = envOr("PGXSAFETY_LOG_FORMAT", "json")
-	if cfg.logFormat != "json" && cfg.logFormat != "console" {
-		return cfg, usageError("PGXSAFETY_LOG_FORMAT must be json or console, got %q", cfg.logFormat)
-	}
-	if cfg.ratePerMinute, err = envInt("PGXSAFETY_RATE_LIMIT_PER_MINUTE", pgxapi.DefaultRateLimitPerMinute); err != nil {
+	if err := env.Validate(); err != nil {
 		return cfg, err
 	}
-	if cfg.rateBurst, err = envInt("PGXSAFETY_RATE_LIMIT_BURST", cfg.ratePerMinute); err != nil {
-		return cfg, err
+	cfg.logLevel, cfg.logFormat = env.LogLevel, env.LogFormat
+	cfg.ratePerMinute, cfg.rateBurst = env.RateLimitPerMinute, env.RateLimitPerMinute
+	if env.RateLimitBurst != nil {
+		cfg.rateBurst = *env.RateLimitBurst
 	}
-	cfg.rateLimitsFile = envOr("PGXSAFETY_RATE_LIMITS_FILE", "")
-	if cfg.corsOrigins, err = httpx.ParseCORSOrigins(envOr("PGXSAFETY_CORS_ORIGINS", "")); err != nil {
+	cfg.rateLimitsFile = env.RateLimitsFile
+	var err error
+	if cfg.corsOrigins, err = httpx.ParseCORSOrigins(env.CORSOrigins); err != nil {
 		return cfg, usageError("PGXSAFETY_CORS_ORIGINS: %v", err)
 	}
-	switch v := envOr("PGXSAFETY_AUDIT_PAYLOADS", "store"); v {
-	case "store":
-		cfg.auditPayloads = true
-	case "digest":
-	default:
-		return cfg, usageError("PGXSAFETY_AUDIT_PAYLOADS must be store or digest, got %q", v)
-	}
-	if cfg.retentionDays, err = envInt("PGXSAFETY_AUDIT_RETENTION_DAYS", defaultRetentionDays); err != nil {
-		return cfg, err
-	}
-	if cfg.retentionDays < defaultRetentionDays {
-		return cfg, usageError("PGXSAFETY_AUDIT_RETENTION_DAYS must be at least %d (spec §8), got %d", defaultRetentionDays, cfg.retentionDays)
-	}
-	if cfg.autoMigrate, err = envBool("PGXSAFETY_DATABASE_MIGRATE", true); err != nil {
-		return cfg, err
-	}
-	if cfg.batchCSVMaxBytes, cfg.batchCSVMaxRows, err = batchLimitsFromEnv(); err != nil {
-		return cfg, err
-	}
-	vcfMax, err := envInt("PGXSAFETY_VCF_MAX_BYTES", pgxapi.DefaultVCFMaxBytes)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.vcfMaxBytes = int64(vcfMax)
-	cfg.logKeyFile, cfg.witnessFile = logKeyPath(cfg.dataDir), witnessPath(cfg.dataDir)
-	cfg.checkpointInterval = defaultCheckpointInterval
-	if v := envOr("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 100*time.Millisecond {
-			return cfg, usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %q", v)
-		}
-		cfg.checkpointInterval = d
-	}
-	cfg.auditCommitWindow = defaultAuditCommitWindow
-	if v := envOr("PGXSAFETY_AUDIT_COMMIT_WINDOW", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d > maxAuditCommitWindow {
-			return cfg, usageError("PGXSAFETY_AUDIT_COMMIT_WINDOW must be a duration from 0 (commit at once) to %v such as 500us, got %q", maxAuditCommitWindow, v)
-		}
-		cfg.auditCommitWindow = d
-	}
+	cfg.auditPayloads = env.AuditPayloads == "store"
+	cfg.retentionDays = env.AuditRetentionDays
+	cfg.autoMigrate = env.DatabaseMigrate
+	cfg.batchCSVMaxBytes, cfg.batchCSVMaxRows = int64(env.BatchCSVMaxBytes), env.BatchCSVMaxRows
+	cfg.vcfMaxBytes = int64(env.VCFMaxBytes)
+	cfg.logKeyFile, cfg.witnessFile = env.logKeyPath(cfg.dataDir), env.witnessPath(cfg.dataDir)
+	cfg.logOrigin = env.AuditLogOrigin
+	cfg.checkpointInterval = env.AuditCheckpointInterval
+	cfg.auditCommitWindow = env.AuditCommitWindow
 	// An operator's own GOGC stands unless PGXSAFETY_GOGC is set too.
-	if envOr("PGXSAFETY_GOGC", "") != "" || envOr("GOGC", "") == "" {
-		if cfg.gcPercent, err = envInt("PGXSAFETY_GOGC", defaultGCPercent); err != nil {
-			return cfg, err
-		}
+	switch {
+	case env.GCPercent != nil:
+		cfg.gcPercent = *env.GCPercent
+	case env.GOGC == "":
+		cfg.gcPercent = defaultGCPercent
 	}
-	cfg.cdsClientsFile = envOr("PGXSAFETY_CDS_CLIENTS", "")
-	if cfg.cdsDevUnauthenticated, err = envBool(cdshooks.EnvDevUnauthenticated, false); err != nil {
-		return cfg, err
-	}
-	if cfg.publicURL != "" {
-		u, err := url.Parse(cfg.publicURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return cfg, usageError("PGXSAFETY_PUBLIC_URL must be an absolute http(s) URL")
-		}
-	}
-	if cfg.oidc, err = loadOIDCSettings(); err != nil {
-		return cfg, err
-	}
-	if cfg.smart, err = loadSMARTSettings(cfg.publicURL); err != nil {
+	cfg.cdsClientsFile = env.CDSClients
+	cfg.cdsDevUnauthenticated = env.CDSDevUnauthenticated
+	cfg.oidc = env.oidc()
+	if cfg.smart, err = loadSMARTSettings(env); err != nil {
 		return cfg, err
 	}
 	if cfg.oidc.devMode() {
@@ -268,17 +363,16 @@ func requireLoopback(addr string) error {
 		"development mode and listens on 127.0.0.1, ::1 or localhost only", addr)
 }
 
-// batchLimitsFromEnv reads the POST /pgx/batch_csv limits of serve:
-// PGXSAFETY_BATCH_CSV_MAX_BYTES and PGXSAFETY_BATCH_CSV_MAX_ROWS (unset:
-// the defaults of package pgxapi, reported by /pgx/version).
-func batchLimitsFromEnv() (maxBytes int64, maxRows int, err error) {
-	bytes, err := envInt("PGXSAFETY_BATCH_CSV_MAX_BYTES", pgxapi.DefaultBatchCSVMaxBytes)
-	if err != nil {
-		return 0, 0, err
+// loadSMARTSettings reads the registered EHRs file, if any.
+func loadSMARTSettings(env environment) (smartSettings, error) {
+	st := smartSettings{ehrsFile: env.SMARTEHRs, sessionTTL: env.SMARTSessionTTL}
+	if st.ehrsFile == "" {
+		return st, nil
 	}
-	rows, err := envInt("PGXSAFETY_BATCH_CSV_MAX_ROWS", pgxapi.DefaultBatchCSVMaxRows)
+	ehrs, err := smart.LoadEHRs(st.ehrsFile)
 	if err != nil {
-		return 0, 0, err
+		return st, usageError("PGXSAFETY_SMART_EHRS: %v", err)
 	}
-	return int64(bytes), rows, nil
+	st.ehrs = ehrs
+	return st, nil
 }

@@ -12,12 +12,16 @@ import (
 // schema version. serve migrates on start unless PGXSAFETY_DATABASE_MIGRATE
 // is false; then this command is how the schema is brought up to date.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	env, err := readEnvironment()
+	if err != nil {
+		return err
+	}
 	fs := newFlagSet("migrate", stderr, "migrate [--data-dir DIR]")
-	dataDir := fs.String("data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory (env PGXSAFETY_DATA_DIR)")
+	dataDir := env.dataDirFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	st, err := sqlstore.MigrateDatabase(ctx, databaseURLFromEnv(), *dataDir, sqlstore.Options{})
+	st, err := sqlstore.MigrateDatabase(ctx, env.DatabaseURL, *dataDir, sqlstore.Options{})
 	if err != nil {
 		return err
 	}

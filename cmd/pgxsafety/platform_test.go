@@ -536,7 +536,7 @@ func TestAuditCommands(t *testing.T) {
 					t.Errorf("verify without a log: %v, want ErrNoLog", err)
 				}
 			}
-			if _, err := loadLogKey(logKeyPath(dataDir), true); err != nil {
+			if _, err := loadOrCreateLogKey(filepath.Join(dataDir, logKeyFileName), ""); err != nil {
 				t.Fatal(err)
 			}
 			store, err := sqlstore.OpenWith(ctx, os.Getenv("PGXSAFETY_DATABASE_URL"), dataDir, sqlstore.Options{})
@@ -811,7 +811,7 @@ func TestServeOIDCMode(t *testing.T) {
 func TestRetentionJob(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	signer, err := loadLogKey(logKeyPath(dir), true)
+	signer, err := loadOrCreateLogKey(filepath.Join(dir, logKeyFileName), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,12 +28,6 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
-// Defaults of the serve configuration (DESIGN.md §7).
-const (
-	defaultAddr    = "127.0.0.1:8080"
-	defaultDataDir = "./pgxsafety-data"
-)
-
 // HTTP server limits.
 const (
 	readHeaderTimeout = 5 * time.Second
@@ -58,9 +52,6 @@ const (
 // Per-request costs, set by measurement (docs/performance.md, "Check
 // path: audit encoding, GC, commit window").
 const (
-	// defaultAuditCommitWindow is how long a busy audit writer waits for
-	// more entries before it commits (0: commit at once).
-	defaultAuditCommitWindow = 0
 	// maxAuditCommitWindow bounds PGXSAFETY_AUDIT_COMMIT_WINDOW: the
 	// window adds up to this much to a busy answer's latency.
 	maxAuditCommitWindow = 10 * time.Millisecond
@@ -149,7 +140,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	s.metrics.SetKnowledge(s.kb.Version.Label, s.kb.Version.Digest)
 	s.metrics.SetBuild(pgxapi.EngineVersion, pgxapi.APIVersion)
 
-	signer, err := loadLogKey(cfg.logKeyFile, true)
+	signer, err := loadOrCreateLogKey(cfg.logKeyFile, cfg.logOrigin)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +173,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 
 	// One JSON Web Key Set cache for the identity provider's keys and the
 	// CDS clients' keys.
-	keySets := httpx.NewKeySetCache(nil, o.now)
+	keySets := httpx.NewKeySetCache(ctx, nil, o.now)
 	verifier, err := newVerifier(ctx, cfg, keySets, log, o.now)
 	if err != nil {
 		return nil, err

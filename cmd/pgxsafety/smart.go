@@ -22,30 +22,6 @@ type smartSettings struct {
 	sessionTTL time.Duration
 }
 
-func loadSMARTSettings(publicURL string) (smartSettings, error) {
-	var st smartSettings
-	st.ehrsFile = envOr("PGXSAFETY_SMART_EHRS", "")
-	if v := envOr("PGXSAFETY_SMART_SESSION_TTL", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > 24*time.Hour {
-			return st, usageError("PGXSAFETY_SMART_SESSION_TTL must be a positive duration up to 24h such as 30m, got %q", v)
-		}
-		st.sessionTTL = d
-	}
-	if st.ehrsFile == "" {
-		return st, nil
-	}
-	if publicURL == "" {
-		return st, usageError("PGXSAFETY_SMART_EHRS needs PGXSAFETY_PUBLIC_URL: the SMART redirect URI is built from it")
-	}
-	ehrs, err := smart.LoadEHRs(st.ehrsFile)
-	if err != nil {
-		return st, usageError("PGXSAFETY_SMART_EHRS: %v", err)
-	}
-	st.ehrs = ehrs
-	return st, nil
-}
-
 // newSMARTApp builds the review app when a public URL is configured (nil
 // otherwise: without it there is no redirect URI and no card links to it).
 func newSMARTApp(cfg serveConfig, svc *service.Service, log *zap.Logger) (*smart.Server, error) {

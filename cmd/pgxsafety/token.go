@@ -16,14 +16,18 @@ const defaultTokenSubject = "local-developer"
 // data directory accepts (when no PGXSAFETY_OIDC_ISSUER is configured).
 // Only the token goes to stdout, so $(pgxsafety token) works in a shell.
 func runToken(args []string, stdout, stderr io.Writer) error {
+	env, err := readEnvironment()
+	if err != nil {
+		return err
+	}
 	fs := newFlagSet("token", stderr, "token [--subject NAME] [--ttl DURATION] [--data-dir DIR]")
 	subject := fs.String("subject", defaultTokenSubject, "the token's subject (the caller recorded in the audit log)")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime of the token (at most 24h)")
-	dataDir := fs.String("data-dir", envOr("PGXSAFETY_DATA_DIR", defaultDataDir), "data directory holding the development signing key (env PGXSAFETY_DATA_DIR)")
+	dataDir := fs.String("data-dir", env.DataDir, "data directory holding the development signing key (env PGXSAFETY_DATA_DIR)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if iss := envOr("PGXSAFETY_OIDC_ISSUER", ""); iss != "" {
+	if env.OIDCIssuer != "" {
 		return usageError("token mints local development tokens only, and PGXSAFETY_OIDC_ISSUER is set: " +
 			"get an ID token from that issuer instead")
 	}

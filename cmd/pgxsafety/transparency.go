@@ -27,31 +27,24 @@ const (
 	logKeyFileName = "audit-log.key"
 	// witnessFileName is the default witness file in the data directory.
 	witnessFileName = "audit-checkpoint.witness"
-	// defaultCheckpointInterval is how often serve signs a checkpoint
-	// when the log grew.
-	defaultCheckpointInterval = 10 * time.Second
 )
 
-// logKeyPath is PGXSAFETY_AUDIT_KEY_FILE or audit-log.key in dataDir.
-func logKeyPath(dataDir string) string {
-	return envOr("PGXSAFETY_AUDIT_KEY_FILE", filepath.Join(dataDir, logKeyFileName))
-}
-
-// witnessPath is PGXSAFETY_AUDIT_WITNESS_FILE or the file in dataDir.
-func witnessPath(dataDir string) string {
-	return envOr("PGXSAFETY_AUDIT_WITNESS_FILE", filepath.Join(dataDir, witnessFileName))
-}
-
-// loadLogKey reads the log's private key. With create, a missing key file
-// is created (mode 0600, in a directory of mode 0700) with a new key named
-// PGXSAFETY_AUDIT_LOG_ORIGIN (default "pgxsafety/audit/" and 8 random hex
-// digits), and its verifier key is written beside it as FILE.pub. A key
-// file readable by group or others is refused.
-func loadLogKey(path string, create bool) (*tlog.Signer, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) && create {
-		return createLogKey(path)
+// loadOrCreateLogKey reads the log's private key; a missing key file is
+// created (mode 0600, in a directory of mode 0700) with a new key named
+// origin (PGXSAFETY_AUDIT_LOG_ORIGIN; empty: "pgxsafety/audit/" and 8
+// random hex digits), and its verifier key is written beside it as
+// FILE.pub.
+func loadOrCreateLogKey(path, origin string) (*tlog.Signer, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return createLogKey(path, origin)
 	}
+	return loadLogKey(path)
+}
+
+// loadLogKey reads the log's private key. A key file readable by group or
+// others is refused.
+func loadLogKey(path string) (*tlog.Signer, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit log key: %w (it signs checkpoints; see docs/operations.md)", err)
 	}
@@ -69,8 +62,7 @@ func loadLogKey(path string, create bool) (*tlog.Signer, error) {
 	return s, nil
 }
 
-func createLogKey(path string) (*tlog.Signer, error) {
-	origin := envOr("PGXSAFETY_AUDIT_LOG_ORIGIN", "")
+func createLogKey(path, origin string) (*tlog.Signer, error) {
 	if origin == "" {
 		var b [4]byte
 		if _, err := rand.Read(b[:]); err != nil {

@@ -97,7 +97,7 @@ func TestTransparencyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	vkeyBytes, err := os.ReadFile(logKeyPath(dataDir) + ".pub")
+	vkeyBytes, err := os.ReadFile(filepath.Join(dataDir, logKeyFileName) + ".pub")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestTransparencyEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(logKeyPath(dataDir)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(dataDir, logKeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("key file: %v, mode %v; want 0600", err, fi.Mode())
 	}
 
@@ -124,7 +124,7 @@ func TestTransparencyEndToEnd(t *testing.T) {
 	if err != nil || cp.Size != 5 {
 		t.Fatalf("transparency-dev reads the checkpoint as %+v, %v", cp, err)
 	}
-	witnessed, err := os.ReadFile(witnessPath(dataDir))
+	witnessed, err := os.ReadFile(filepath.Join(dataDir, witnessFileName))
 	if err != nil || string(witnessed) != string(kept) {
 		t.Errorf("witness file holds %q, %v; want the published checkpoint", witnessed, err)
 	}

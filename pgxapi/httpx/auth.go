@@ -282,7 +282,7 @@ func NewOIDCVerifier(cfg OIDCConfig) (*OIDCVerifier, error) {
 		client = &http.Client{Timeout: defaultFetchTimeout}
 	}
 	if cfg.KeySets == nil {
-		cfg.KeySets = NewKeySetCache(client, cfg.Now)
+		cfg.KeySets = NewKeySetCache(context.Background(), client, cfg.Now)
 	}
 	v := &OIDCVerifier{cfg: cfg, algs: algs, client: client, jwksURL: cfg.JWKSURL}
 	if cfg.Keys != nil {
@@ -490,12 +490,10 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token string) (audit.Principa
 		jwt.WithRequiredClaim(jwt.SubjectKey),
 		jwt.WithRequiredClaim(jwt.ExpirationKey),
 		jwt.WithRequiredClaim(jwt.IssuedAtKey),
+		jwt.WithValidator(jwt.ValidatorFunc(v.maxAge)),
 	)
 	if err != nil {
-		return audit.Principal{}, invalid("%s", claimReason(err))
-	}
-	if age := now.Sub(tok.IssuedAt()); age > v.cfg.MaxTokenAge+v.cfg.ClockSkew {
-		return audit.Principal{}, invalid("token issued %s ago, more than the maximum age %s", age.Round(time.Second), v.cfg.MaxTokenAge)
+		return audit.Principal{}, invalid("%s", v.claimReason(err))
 	}
 	sub := tok.Subject()
 	if !cleanClaim(sub) {
@@ -514,9 +512,23 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token string) (audit.Principa
 	return p, nil
 }
 
+// errTooOld is the cause of maxAge's validation error.
+var errTooOld = errors.New("token older than the maximum age")
+
+// maxAge refuses a token issued more than MaxTokenAge (plus the skew)
+// ago: jwx's MaxDelta check between now ("") and iat, with its own error.
+func (v *OIDCVerifier) maxAge(ctx context.Context, tok jwt.Token) jwt.ValidationError {
+	if jwt.MaxDeltaIs("", jwt.IssuedAtKey, v.cfg.MaxTokenAge).Validate(ctx, tok) != nil {
+		return jwt.NewValidationError(errTooOld)
+	}
+	return nil
+}
+
 // claimReason turns a jwx validation error into a short reason.
-func claimReason(err error) string {
+func (v *OIDCVerifier) claimReason(err error) string {
 	switch {
+	case errors.Is(err, errTooOld):
+		return fmt.Sprintf("token issued more than the maximum age %s ago", v.cfg.MaxTokenAge)
 	case errors.Is(err, jwt.ErrTokenExpired()):
 		return "token expired"
 	case errors.Is(err, jwt.ErrTokenNotYetValid()):

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,10 +18,13 @@ import (
 
 // The one JSON Web Key Set cache of the process. cmd builds it and hands
 // it to the OpenID Connect verifier (the identity provider's keys) and to
-// the CDS Hooks authenticator (each trusted client's keys). It fetches a
-// set from its source, keeps it with the time it was fetched, and hands it
-// out; when to fetch again is each caller's policy (Get with a maximum
-// age, Refresh with a minimum interval between attempts).
+// the CDS Hooks authenticator (each trusted client's keys). The fetching,
+// parsing and storing is jwx's jwk.Cache (which also refreshes registered
+// sets in the background); this type adds what the callers' policies need
+// and jwk.Cache does not offer: the time a set was fetched on the
+// injected clock, Get with a maximum age, Refresh with a minimum interval
+// between attempts, "file:" sources, size and time limits, and failure
+// reasons safe to show a client.
 
 // Limits of a key-set fetch.
 const (
@@ -45,24 +49,28 @@ var ErrKeySetThrottled = errors.New("key set refresh throttled")
 // replacing the file rotates keys). It is safe for concurrent use; one
 // fetch of a source runs at a time.
 type KeySetCache struct {
-	client *http.Client
+	cache  *jwk.Cache
+	source keySetSource
 	now    func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*keySetEntry
 }
 
+// keySetEntry is the callers' view of one source: when its set was
+// fetched and last attempted, on the injected clock.
 type keySetEntry struct {
 	mu        sync.Mutex // held during a fetch
-	set       jwk.Set
 	fetched   time.Time
 	attempted time.Time
 }
 
 // NewKeySetCache returns a cache fetching with client (nil: a client with
 // KeySetTimeout that follows no redirects, so a key-set URL cannot be
-// bounced elsewhere) and timing with now (nil: time.Now).
-func NewKeySetCache(client *http.Client, now func() time.Time) *KeySetCache {
+// bounced elsewhere) and timing with now (nil: time.Now). ctx bounds the
+// background refreshes of jwk.Cache: cancel it when the cache is no
+// longer used.
+func NewKeySetCache(ctx context.Context, client *http.Client, now func() time.Time) *KeySetCache {
 	if client == nil {
 		client = &http.Client{
 			Timeout:       KeySetTimeout,
@@ -72,18 +80,29 @@ func NewKeySetCache(client *http.Client, now func() time.Time) *KeySetCache {
 	if now == nil {
 		now = time.Now
 	}
-	return &KeySetCache{client: client, now: now, entries: map[string]*keySetEntry{}}
+	return &KeySetCache{cache: jwk.NewCache(ctx), source: keySetSource{client}, now: now, entries: map[string]*keySetEntry{}}
 }
 
-func (c *KeySetCache) entry(src string) *keySetEntry {
+// entry returns the entry of src, registering src with jwk.Cache the
+// first time.
+func (c *KeySetCache) entry(src string) (*keySetEntry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[src]
-	if e == nil {
-		e = &keySetEntry{}
-		c.entries[src] = e
+	if e := c.entries[src]; e != nil {
+		return e, nil
 	}
-	return e
+	if !strings.HasPrefix(src, "file:") {
+		u, err := url.Parse(src)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			return nil, &KeySetError{Reason: "key-set URL is invalid"}
+		}
+	}
+	if err := c.cache.Register(src, jwk.WithHTTPClient(c.source)); err != nil {
+		return nil, &KeySetError{Reason: "key-set URL is invalid"}
+	}
+	e := &keySetEntry{}
+	c.entries[src] = e
+	return e, nil
 }
 
 // Get returns the set of src and when it was fetched, fetching it first
@@ -91,17 +110,18 @@ func (c *KeySetCache) entry(src string) *keySetEntry {
 // whatever its age). When a refetch fails, the cached set stays in use and
 // is returned without error; without a cached set the error is returned.
 func (c *KeySetCache) Get(ctx context.Context, src string, maxAge time.Duration) (jwk.Set, time.Time, error) {
-	e := c.entry(src)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.set != nil && (maxAge <= 0 || c.now().Sub(e.fetched) <= maxAge) {
-		return e.set, e.fetched, nil
-	}
-	err := c.fetchLocked(ctx, src, e)
-	if e.set == nil {
+	e, err := c.entry(src)
+	if err != nil {
 		return nil, time.Time{}, err
 	}
-	return e.set, e.fetched, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fetched.IsZero() || (maxAge > 0 && c.now().Sub(e.fetched) > maxAge) {
+		if set, err := c.fetchLocked(ctx, src, e); err == nil || e.fetched.IsZero() {
+			return set, e.fetched, err
+		}
+	}
+	return c.cached(ctx, src, e)
 }
 
 // Refresh fetches src again, unless an attempt started less than
@@ -110,41 +130,73 @@ func (c *KeySetCache) Get(ctx context.Context, src string, maxAge time.Duration)
 // if any, stays in the cache.
 func (c *KeySetCache) Refresh(ctx context.Context, src string, minInterval time.Duration) (jwk.Set, time.Time, error) {
 	before := c.now()
-	e := c.entry(src)
+	e, err := c.entry(src)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if minInterval > 0 && !e.attempted.IsZero() && !e.attempted.Before(before.Add(-minInterval)) {
-		return e.set, e.fetched, ErrKeySetThrottled
+		set, fetched, _ := c.cached(ctx, src, e)
+		return set, fetched, ErrKeySetThrottled
 	}
-	if err := c.fetchLocked(ctx, src, e); err != nil {
-		return e.set, e.fetched, err
+	set, err := c.fetchLocked(ctx, src, e)
+	if err != nil {
+		set, fetched, _ := c.cached(ctx, src, e)
+		return set, fetched, err
 	}
-	return e.set, e.fetched, nil
+	return set, e.fetched, nil
 }
 
-// fetchLocked fetches src into e (caller holds e.mu).
-func (c *KeySetCache) fetchLocked(ctx context.Context, src string, e *keySetEntry) error {
+// cached is the set jwk.Cache holds for src (nil when none was fetched;
+// caller holds e.mu).
+func (c *KeySetCache) cached(ctx context.Context, src string, e *keySetEntry) (jwk.Set, time.Time, error) {
+	if e.fetched.IsZero() {
+		return nil, time.Time{}, nil
+	}
+	// jwk.Cache does not fetch a source it has fetched before.
+	set, err := c.cache.Get(ctx, src)
+	if err != nil {
+		return nil, time.Time{}, keySetError(err)
+	}
+	return set, e.fetched, nil
+}
+
+// fetchLocked fetches src through jwk.Cache (caller holds e.mu).
+func (c *KeySetCache) fetchLocked(ctx context.Context, src string, e *keySetEntry) (jwk.Set, error) {
 	e.attempted = c.now()
-	b, err := c.read(ctx, src)
+	set, err := c.cache.Refresh(ctx, src)
 	if err != nil {
-		return err
+		return nil, keySetError(err)
 	}
-	set, err := jwk.Parse(b)
-	if err != nil {
-		return &KeySetError{Reason: "key set is not a JWK Set"}
-	}
-	e.set, e.fetched = set, c.now()
-	return nil
+	e.fetched = c.now()
+	return set, nil
 }
 
-func (c *KeySetCache) read(ctx context.Context, src string) ([]byte, error) {
-	var (
-		b   []byte
-		err error
-	)
+// keySetError is the KeySetError of a jwk.Cache failure: keySetSource's
+// own, or else the set did not parse.
+func keySetError(err error) error {
+	var ke *KeySetError
+	if errors.As(err, &ke) {
+		return ke
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &KeySetError{Reason: "key set cannot be fetched"}
+	}
+	return &KeySetError{Reason: "key set is not a JWK Set"}
+}
+
+// keySetSource is the client jwk.Cache fetches through: it reads
+// "file:" sources from disk, bounds each fetch by KeySetTimeout and
+// MaxKeySetBytes, and turns every failure into a KeySetError (jwk.Cache
+// wraps it), so callers get a reason and never a URL or a file name.
+type keySetSource struct{ client *http.Client }
+
+func (s keySetSource) Get(src string) (*http.Response, error) {
+	var b []byte
 	if path, ok := strings.CutPrefix(src, "file:"); ok {
-		f, ferr := os.Open(path)
-		if ferr != nil {
+		f, err := os.Open(path)
+		if err != nil {
 			return nil, &KeySetError{Reason: "key set cannot be read"}
 		}
 		defer f.Close()
@@ -152,19 +204,17 @@ func (c *KeySetCache) read(ctx context.Context, src string) ([]byte, error) {
 			return nil, &KeySetError{Reason: "key set cannot be read"}
 		}
 	} else {
-		u, perr := url.Parse(src)
-		if perr != nil || (u.Scheme != "https" && u.Scheme != "http") {
-			return nil, &KeySetError{Reason: "key-set URL is invalid"}
-		}
-		ctx, cancel := context.WithTimeout(ctx, KeySetTimeout)
+		// jwk.Cache's client interface takes no context: its callers'
+		// contexts end their wait, KeySetTimeout ends the fetch.
+		ctx, cancel := context.WithTimeout(context.Background(), KeySetTimeout)
 		defer cancel()
-		req, rerr := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if rerr != nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+		if err != nil {
 			return nil, &KeySetError{Reason: "key-set URL is invalid"}
 		}
 		req.Header.Set("Accept", "application/json")
-		resp, derr := c.client.Do(req)
-		if derr != nil {
+		resp, err := s.client.Do(req)
+		if err != nil {
 			return nil, &KeySetError{Reason: "key set cannot be fetched"}
 		}
 		defer resp.Body.Close()
@@ -178,5 +228,6 @@ func (c *KeySetCache) read(ctx context.Context, src string) ([]byte, error) {
 	if len(b) > MaxKeySetBytes {
 		return nil, &KeySetError{Reason: "key set is too large"}
 	}
-	return b, nil
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: http.Header{},
+		Body: io.NopCloser(bytes.NewReader(b))}, nil
 }

@@ -34,7 +34,7 @@ func TestKeySetCache(t *testing.T) {
 	defer srv.Close()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	c := httpx.NewKeySetCache(srv.Client(), clock)
+	c := httpx.NewKeySetCache(t.Context(), srv.Client(), clock)
 	ctx := context.Background()
 	src := srv.URL + "/jwks"
 
@@ -76,5 +76,37 @@ func TestKeySetCache(t *testing.T) {
 		if !errors.As(err, &ke) || ke.Reason != want {
 			t.Errorf("Get(%s) = %v, want reason %q", src, err, want)
 		}
+	}
+}
+
+// TestKeySetCacheFileRotation: a "file:" source is read again on Refresh,
+// so replacing the file rotates keys; a set over MaxKeySetBytes is refused.
+func TestKeySetCacheFileRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(path, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := httpx.NewKeySetCache(t.Context(), nil, nil)
+	ctx := context.Background()
+	if set, _, err := c.Get(ctx, "file:"+path, 0); err != nil || set.Len() != 0 {
+		t.Fatalf("Get: %v, %v", set, err)
+	}
+	if err := os.WriteFile(path, []byte(oneKeyJWKS), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if set, _, err := c.Get(ctx, "file:"+path, 0); err != nil || set.Len() != 0 {
+		t.Errorf("Get of a cached set read the file again: %v, %v", set, err)
+	}
+	if set, _, err := c.Refresh(ctx, "file:"+path, 0); err != nil || set.Len() != 1 {
+		t.Errorf("Refresh after rotation: %v, %v", set, err)
+	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, make([]byte, httpx.MaxKeySetBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ke *httpx.KeySetError
+	if _, _, err := c.Get(ctx, "file:"+big, 0); !errors.As(err, &ke) || ke.Reason != "key set is too large" {
+		t.Errorf("Get of a large set = %v", err)
 	}
 }

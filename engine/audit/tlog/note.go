@@ -3,9 +3,7 @@ package tlog
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	tdlog "github.com/transparency-dev/formats/log"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Checkpoint is the C2SP tlog-checkpoint body: the log's origin, its size
@@ -30,13 +31,12 @@ type Checkpoint struct {
 
 // Marshal returns the checkpoint body, newline-terminated.
 func (c Checkpoint) Marshal() []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n%d\n%s\n", c.Origin, c.Size, base64.StdEncoding.EncodeToString(c.Root[:]))
+	b := tdlog.Checkpoint{Origin: c.Origin, Size: c.Size, Hash: c.Root[:]}.Marshal()
 	for _, e := range c.Extensions {
-		b.WriteString(e)
-		b.WriteByte('\n')
+		b = append(b, e...)
+		b = append(b, '\n')
 	}
-	return []byte(b.String())
+	return b
 }
 
 // ErrFormat is the kind of every error about a malformed checkpoint, note
@@ -44,94 +44,62 @@ func (c Checkpoint) Marshal() []byte {
 var ErrFormat = errors.New("malformed transparency log data")
 
 // ParseCheckpoint parses a checkpoint body (the text of a signed note).
+// transparency-dev/formats reads the three fixed lines; it accepts forms
+// that do not marshal back to the same bytes ("01", non-canonical base64,
+// a hash of any length), so the canonical form and the extension lines are
+// checked here: a parsed checkpoint always marshals back to text.
 func ParseCheckpoint(text []byte) (Checkpoint, error) {
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		return Checkpoint{}, fmt.Errorf("%w: checkpoint does not end with a newline", ErrFormat)
 	}
-	lines := strings.Split(string(text[:len(text)-1]), "\n")
-	if len(lines) < 3 {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint has fewer than three lines", ErrFormat)
+	var tc tdlog.Checkpoint
+	rest, err := tc.Unmarshal(text)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	c := Checkpoint{Origin: lines[0]}
-	if c.Origin == "" {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint origin is empty", ErrFormat)
-	}
-	size, err := strconv.ParseUint(lines[1], 10, 64)
-	if err != nil || strconv.FormatUint(size, 10) != lines[1] {
+	lines := strings.SplitN(string(text), "\n", 4)
+	if strconv.FormatUint(tc.Size, 10) != lines[1] {
 		return Checkpoint{}, fmt.Errorf("%w: checkpoint size %q is not a decimal number", ErrFormat, lines[1])
 	}
-	c.Size = size
-	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
-	if err != nil || len(root) != HashSize {
+	if len(tc.Hash) != HashSize || base64.StdEncoding.EncodeToString(tc.Hash) != lines[2] {
 		return Checkpoint{}, fmt.Errorf("%w: checkpoint root is not a canonical base64 SHA-256 hash", ErrFormat)
 	}
-	copy(c.Root[:], root)
-	for _, e := range lines[3:] {
-		if e == "" {
-			return Checkpoint{}, fmt.Errorf("%w: empty checkpoint extension line", ErrFormat)
+	c := Checkpoint{Origin: tc.Origin, Size: tc.Size, Root: Hash(tc.Hash)}
+	if len(rest) > 0 {
+		for _, e := range strings.Split(string(rest[:len(rest)-1]), "\n") {
+			if e == "" {
+				return Checkpoint{}, fmt.Errorf("%w: empty checkpoint extension line", ErrFormat)
+			}
+			c.Extensions = append(c.Extensions, e)
 		}
-		c.Extensions = append(c.Extensions, e)
 	}
 	return c, nil
 }
 
-// algEd25519 is the signed-note algorithm byte of Ed25519 keys.
-const algEd25519 = 1
-
-// validName reports whether name may name a key: non-empty, printable, no
-// spaces and no '+'.
-func validName(name string) bool {
-	if name == "" || !utf8.ValidString(name) || strings.Contains(name, "+") {
-		return false
-	}
-	for _, r := range name {
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// keyHash is the signed-note key id: the first four bytes of
-// SHA-256(name || "\n" || algorithm || public key).
-func keyHash(name string, key []byte) uint32 {
-	h := sha256.New()
-	h.Write([]byte(name))
-	h.Write([]byte("\n"))
-	h.Write(key)
-	return binary.BigEndian.Uint32(h.Sum(nil))
-}
-
-// Signer signs notes with an Ed25519 key.
+// Signer signs notes with an Ed25519 key (golang.org/x/mod/sumdb/note).
 type Signer struct {
-	name string
-	hash uint32
-	key  ed25519.PrivateKey
+	signer   note.Signer
+	verifier *Verifier
 }
 
 // Verifier checks notes signed by one Ed25519 key.
 type Verifier struct {
-	name string
-	hash uint32
-	key  ed25519.PublicKey
+	verifier note.Verifier
+	vkey     string
 }
 
 // Name is the key's name (the log origin).
-func (s *Signer) Name() string { return s.name }
+func (s *Signer) Name() string { return s.signer.Name() }
 
 // Verifier returns the verifier of s's key.
-func (s *Signer) Verifier() *Verifier {
-	return &Verifier{name: s.name, hash: s.hash, key: s.key.Public().(ed25519.PublicKey)}
-}
+func (s *Signer) Verifier() *Verifier { return s.verifier }
 
 // Name is the key's name (the log origin).
-func (v *Verifier) Name() string { return v.name }
+func (v *Verifier) Name() string { return v.verifier.Name() }
 
 // String is the verifier key in the signed-note text form
 // "NAME+HASH+BASE64", which auditors keep.
-func (v *Verifier) String() string {
-	return fmt.Sprintf("%s+%08x+%s", v.name, v.hash, base64.StdEncoding.EncodeToString(append([]byte{algEd25519}, v.key...)))
-}
+func (v *Verifier) String() string { return v.vkey }
 
 // GenerateKey returns a new Ed25519 key named name, as a signed-note
 // private key ("PRIVATE+KEY+NAME+HASH+BASE64") and verifier key.
@@ -139,74 +107,24 @@ func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
 	if !validName(name) {
 		return "", "", fmt.Errorf("%w: key name %q must be non-empty, printable, without spaces or '+'", ErrFormat, name)
 	}
-	pub, priv, err := ed25519.GenerateKey(rand)
+	skey, vkey, err = note.GenerateKey(rand, name)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("%w: key %q: %v", ErrFormat, name, err)
 	}
-	pk := append([]byte{algEd25519}, pub...)
-	h := keyHash(name, pk)
-	skey = fmt.Sprintf("PRIVATE+KEY+%s+%08x+%s", name, h, base64.StdEncoding.EncodeToString(append([]byte{algEd25519}, priv.Seed()...)))
-	vkey = fmt.Sprintf("%s+%08x+%s", name, h, base64.StdEncoding.EncodeToString(pk))
 	return skey, vkey, nil
 }
 
-// splitKey splits "NAME+HASH+BASE64" (names hold no '+'; base64 may) and
-// checks the form.
-func splitKey(s string) (name string, hash uint32, key []byte, err error) {
-	name, rest, ok1 := strings.Cut(s, "+")
-	hexHash, b64, ok2 := strings.Cut(rest, "+")
-	if !ok1 || !ok2 {
-		return "", 0, nil, fmt.Errorf("%w: key is not NAME+HASH+KEY", ErrFormat)
-	}
-	h, err1 := strconv.ParseUint(hexHash, 16, 32)
-	key, err2 := base64.StdEncoding.DecodeString(b64)
-	if err1 != nil || len(hexHash) != 8 || err2 != nil || len(key) == 0 || !validName(name) {
-		return "", 0, nil, fmt.Errorf("%w: key is not NAME+HASH+KEY", ErrFormat)
-	}
-	return name, uint32(h), key, nil
+// validName reports whether name may name a key: non-empty, printable, no
+// spaces and no '+'. x/mod's GenerateKey does not check the name (its
+// NewSigner later refuses spaces and '+', not unprintable runes).
+func validName(name string) bool {
+	return name != "" && utf8.ValidString(name) && !strings.Contains(name, "+") &&
+		!strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) })
 }
-
-// NewSigner parses a private key made by GenerateKey.
-func NewSigner(skey string) (*Signer, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(skey), "PRIVATE+KEY+")
-	if !ok {
-		return nil, fmt.Errorf("%w: private key does not start with PRIVATE+KEY+", ErrFormat)
-	}
-	name, h, key, err := splitKey(rest)
-	if err != nil {
-		return nil, err
-	}
-	if len(key) != 1+ed25519.SeedSize || key[0] != algEd25519 {
-		return nil, fmt.Errorf("%w: private key is not an Ed25519 key", ErrFormat)
-	}
-	priv := ed25519.NewKeyFromSeed(key[1:])
-	pk := append([]byte{algEd25519}, priv.Public().(ed25519.PublicKey)...)
-	if keyHash(name, pk) != h {
-		return nil, fmt.Errorf("%w: private key hash does not match its name and key", ErrFormat)
-	}
-	return &Signer{name: name, hash: h, key: priv}, nil
-}
-
-// NewVerifier parses a verifier key "NAME+HASH+BASE64".
-func NewVerifier(vkey string) (*Verifier, error) {
-	name, h, key, err := splitKey(strings.TrimSpace(vkey))
-	if err != nil {
-		return nil, err
-	}
-	if len(key) != 1+ed25519.PublicKeySize || key[0] != algEd25519 {
-		return nil, fmt.Errorf("%w: verifier key is not an Ed25519 key", ErrFormat)
-	}
-	if keyHash(name, key) != h {
-		return nil, fmt.Errorf("%w: verifier key hash does not match its name and key", ErrFormat)
-	}
-	return &Verifier{name: name, hash: h, key: ed25519.PublicKey(key[1:])}, nil
-}
-
-// sigPrefix starts every signature line of a note: an em dash and a space.
-const sigPrefix = "\u2014 "
 
 // checkText enforces the signed-note rules on a note's text: valid UTF-8,
-// newline-terminated, no control characters but newline.
+// newline-terminated, no control characters but newline (DEL included).
+// x/mod's Sign checks only the final newline, and its Open lets DEL pass.
 func checkText(text []byte) error {
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		return fmt.Errorf("%w: note text must end with a newline", ErrFormat)
@@ -214,12 +132,49 @@ func checkText(text []byte) error {
 	if !utf8.Valid(text) {
 		return fmt.Errorf("%w: note text is not UTF-8", ErrFormat)
 	}
-	for _, r := range string(text) {
-		if r < 0x20 && r != '\n' || r == 0x7f {
-			return fmt.Errorf("%w: note text holds a control character", ErrFormat)
-		}
+	if bytes.ContainsFunc(text, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }) {
+		return fmt.Errorf("%w: note text holds a control character", ErrFormat)
 	}
 	return nil
+}
+
+// algEd25519 is the signed-note algorithm byte of Ed25519 keys.
+const algEd25519 = 1
+
+// NewSigner parses a private key made by GenerateKey. x/mod's signer does
+// not give its public key, so the verifier key is derived here from the
+// seed (the key's fifth field) once x/mod has accepted the key.
+func NewSigner(skey string) (*Signer, error) {
+	skey = strings.TrimSpace(skey)
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: private key: %v", ErrFormat, err)
+	}
+	// PRIVATE+KEY+NAME+HASH+BASE64: names hold no '+', base64 may.
+	raw, err := base64.StdEncoding.DecodeString(strings.SplitN(skey, "+", 5)[4])
+	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != algEd25519 {
+		return nil, fmt.Errorf("%w: private key is not an Ed25519 key", ErrFormat)
+	}
+	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
+	vkey, err := note.NewEd25519VerifierKey(s.Name(), pub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: private key: %v", ErrFormat, err)
+	}
+	v, err := NewVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{signer: s, verifier: v}, nil
+}
+
+// NewVerifier parses a verifier key "NAME+HASH+BASE64".
+func NewVerifier(vkey string) (*Verifier, error) {
+	vkey = strings.TrimSpace(vkey)
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: verifier key: %v", ErrFormat, err)
+	}
+	return &Verifier{verifier: v, vkey: vkey}, nil
 }
 
 // Sign returns the signed note of text: the text, a blank line and one
@@ -228,15 +183,11 @@ func (s *Signer) Sign(text []byte) ([]byte, error) {
 	if err := checkText(text); err != nil {
 		return nil, err
 	}
-	sig := ed25519.Sign(s.key, text)
-	var buf bytes.Buffer
-	buf.Write(text)
-	buf.WriteString("\n" + sigPrefix + s.name + " ")
-	var id [4]byte
-	binary.BigEndian.PutUint32(id[:], s.hash)
-	buf.WriteString(base64.StdEncoding.EncodeToString(append(id[:], sig...)))
-	buf.WriteByte('\n')
-	return buf.Bytes(), nil
+	msg, err := note.Sign(&note.Note{Text: string(text)}, s.signer)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return msg, nil
 }
 
 // ErrSignature is the kind of the error Open returns when the note carries
@@ -247,43 +198,21 @@ var ErrSignature = errors.New("note is not signed by the log's key")
 // and returns its text. Signatures of other keys are ignored; a signature
 // line naming v's key that does not verify is an error.
 func (v *Verifier) Open(msg []byte) ([]byte, error) {
-	i := bytes.LastIndex(msg, []byte("\n\n"))
-	if i < 0 {
-		return nil, fmt.Errorf("%w: note has no signature block", ErrFormat)
+	n, err := note.Open(msg, note.VerifierList(v.verifier))
+	var invalid *note.InvalidSignatureError
+	var unverified *note.UnverifiedNoteError
+	switch {
+	case errors.As(err, &invalid):
+		return nil, fmt.Errorf("%w: the signature of %s does not verify", ErrSignature, v.Name())
+	case errors.As(err, &unverified):
+		return nil, fmt.Errorf("%w: no signature of %s", ErrSignature, v.Name())
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	text, sigs := msg[:i+1], msg[i+2:]
-	if err := checkText(text); err != nil {
+	if err := checkText([]byte(n.Text)); err != nil {
 		return nil, err
 	}
-	if len(sigs) == 0 || sigs[len(sigs)-1] != '\n' {
-		return nil, fmt.Errorf("%w: note signature block does not end with a newline", ErrFormat)
-	}
-	found := false
-	for _, line := range strings.Split(string(sigs[:len(sigs)-1]), "\n") {
-		rest, ok := strings.CutPrefix(line, sigPrefix)
-		if !ok {
-			return nil, fmt.Errorf("%w: note signature line does not start with an em dash", ErrFormat)
-		}
-		name, b64, ok := strings.Cut(rest, " ")
-		if !ok || !validName(name) {
-			return nil, fmt.Errorf("%w: malformed note signature line", ErrFormat)
-		}
-		raw, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil || len(raw) < 5 {
-			return nil, fmt.Errorf("%w: malformed note signature", ErrFormat)
-		}
-		if name != v.name || binary.BigEndian.Uint32(raw[:4]) != v.hash {
-			continue
-		}
-		if !ed25519.Verify(v.key, text, raw[4:]) {
-			return nil, fmt.Errorf("%w: the signature of %s does not verify", ErrSignature, v.name)
-		}
-		found = true
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: no signature of %s", ErrSignature, v.name)
-	}
-	return text, nil
+	return []byte(n.Text), nil
 }
 
 // OpenCheckpoint opens a signed checkpoint of v's log: the note must carry
@@ -297,16 +226,16 @@ func (v *Verifier) OpenCheckpoint(msg []byte) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if c.Origin != v.name {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint origin %q is not the log %q", ErrFormat, c.Origin, v.name)
+	if c.Origin != v.Name() {
+		return Checkpoint{}, fmt.Errorf("%w: checkpoint origin %q is not the log %q", ErrFormat, c.Origin, v.Name())
 	}
 	return c, nil
 }
 
 // SignCheckpoint returns c signed by s. c.Origin must be s's name.
 func (s *Signer) SignCheckpoint(c Checkpoint) ([]byte, error) {
-	if c.Origin != s.name {
-		return nil, fmt.Errorf("%w: checkpoint origin %q is not the key name %q", ErrFormat, c.Origin, s.name)
+	if c.Origin != s.Name() {
+		return nil, fmt.Errorf("%w: checkpoint origin %q is not the key name %q", ErrFormat, c.Origin, s.Name())
 	}
 	return s.Sign(c.Marshal())
 }
