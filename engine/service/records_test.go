@@ -114,7 +114,7 @@ func recordKinds(t *testing.T) (map[string]audit.Entry, *service.Service) {
 
 	f, err := svc.Feedback(ctx, call, service.FeedbackRecord{Service: "pgx-order-sign",
 		Feedback: []json.RawMessage{[]byte(`{"card":"card-1","outcome":"accepted"}`)}, Keys: []string{"card-1|accepted|2026-01-02T03:04:05Z"}},
-		oneNewItem{}, []service.FeedbackItem{{Key: "card-1|accepted|2026-01-02T03:04:05Z"}})
+		oneNewItem{log}, []service.FeedbackItem{{Key: "card-1|accepted|2026-01-02T03:04:05Z"}})
 	entry("cds_feedback", f.AuditID, err)
 
 	bad := fullRequest
