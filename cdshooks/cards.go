@@ -359,7 +359,7 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 		return fmt.Sprintf("%s: %s — %s: change the dose or monitor", drug, g, src)
 	case engine.CategoryUnknown:
 		level := ""
-		if d, ok := b.s.kb.Drug(c.drug.Drug); ok {
+		if d, ok := b.s.names.Drug(c.drug.Drug); ok {
 			for _, p := range d.Pairs {
 				if p.Gene == a.Gene {
 					level = " (CPIC level " + p.CPICLevel + ")"
@@ -489,7 +489,7 @@ func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alter
 	case a.Category == engine.CategoryConfirmed && len(alts) > 0:
 		for _, alt := range alts {
 			var cuis []string
-			if d, ok := b.s.kb.Drug(alt.Name); ok {
+			if d, ok := b.s.names.Drug(alt.Name); ok {
 				cuis = d.RxNormCUIs
 			}
 			res, err := b.s.parser.BuildMedicationRequest(fhir.MedicationSuggestion{

@@ -51,7 +51,7 @@ func TestReadDrugEveryDrug(t *testing.T) {
 			withBrand++
 		}
 		for kind, in := range cases {
-			r := k.ReadDrug(in)
+			r := k.Names().ReadDrug(in)
 			if r.Status != engine.DrugStatusRecognised || !slices.Contains(r.Drugs, d.Name) {
 				t.Errorf("%s %s: ReadDrug(%q) = %s %v (via %s %q), want %s", d.Name, kind, in, r.Status, r.Drugs, r.Via, r.Matched, d.Name)
 			}
@@ -122,7 +122,7 @@ func TestReadDrugNotations(t *testing.T) {
 		{"", engine.DrugStatusNotRecognised, []string{}, ""},
 	}
 	for _, tc := range tests {
-		r := k.ReadDrug(tc.in)
+		r := k.Names().ReadDrug(tc.in)
 		got := struct {
 			Status string
 			Drugs  []string
@@ -141,7 +141,7 @@ func TestReadDrugNotations(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{"Plavixx": "clopidogrel", "clopidogrl": "clopidogrel", "warfrin": "warfarin", "Tegretoll": "carbamazepine"} {
-		if r := k.ReadDrug(in); !slices.Contains(r.DidYouMean, want) {
+		if r := k.Names().ReadDrug(in); !slices.Contains(r.DidYouMean, want) {
 			t.Errorf("ReadDrug(%q).DidYouMean = %v, want %s among them", in, r.DidYouMean, want)
 		}
 	}
@@ -159,7 +159,7 @@ func TestEveryDataNameReads(t *testing.T) {
 			continue
 		}
 		n++
-		r := k.ReadDrug(dn.Name)
+		r := k.Names().ReadDrug(dn.Name)
 		if r.Status == engine.DrugStatusNotRecognised || r.Status == engine.DrugStatusNeedsConfirmation {
 			t.Errorf("data name %q (%s of %v) reads as %s", dn.Name, dn.Kind, dn.Drugs, r.Status)
 			continue

@@ -14,10 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
-func kb(t testing.TB) *engine.Knowledge {
+func kb(t testing.TB) *evaluate.Engine {
 	t.Helper()
 	k, err := knowledge.Default()
 	if err != nil {
@@ -31,7 +33,7 @@ func f(v float64) *float64 { return &v }
 // check evaluates req and fails the test on a validation error.
 func check(t *testing.T, req engine.Request) engine.Result {
 	t.Helper()
-	res, err := engine.Evaluate(kb(t), req)
+	res, err := kb(t).Evaluate(req)
 	if err != nil {
 		t.Fatalf("Evaluate(%+v): %v", req, err)
 	}
@@ -329,7 +331,7 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := engine.Evaluate(kb(t), tt.req)
+			_, err := kb(t).Evaluate(tt.req)
 			var ve *engine.ValidationError
 			if !errors.As(err, &ve) || !errors.Is(err, engine.ErrInvalid) {
 				t.Fatalf("err = %v, want ValidationError", err)
@@ -460,13 +462,13 @@ func TestDiplotypeTable(t *testing.T) {
 		}
 		rows++
 		gene, dip := rec[col["gene"]], rec[col["diplotype"]]
-		alleles, err := k.ParseDiplotype(gene, dip)
+		alleles, err := k.Caller().ParseDiplotype(gene, dip)
 		if err == nil && rec[col["n_alleles"]] == "2" && len(alleles) == 1 {
 			alleles = []string{dip, dip} // cannot happen for a real pair; keeps the count honest
 		}
-		var call engine.PhenotypeCall
+		var call calling.PhenotypeCall
 		if err == nil {
-			call, err = k.Phenotype(gene, alleles...)
+			call, err = k.Caller().Phenotype(gene, alleles...)
 		}
 		if gene == "RYR1" && err == nil && (reclassified[alleles[0]] || reclassified[alleles[len(alleles)-1]]) {
 			changed++
@@ -562,7 +564,7 @@ func TestEveryGeneTested(t *testing.T) {
 	for _, g := range k.Genes {
 		for _, drug := range []string{"clopidogrel", "amikacin", "codeine", "carbamazepine"} {
 			req := engine.Request{Drug: drug, GenesTested: []string{g.Symbol}}
-			if _, err := engine.Evaluate(k, req); err != nil {
+			if _, err := k.Evaluate(req); err != nil {
 				t.Errorf("%s tested, %s: %v", g.Symbol, drug, err)
 			}
 		}
@@ -570,7 +572,7 @@ func TestEveryGeneTested(t *testing.T) {
 	for _, r := range k.RsIDs {
 		for _, z := range []engine.Zygosity{engine.Het, engine.Hom} {
 			req := engine.Request{Drug: "warfarin", Variants: []string{r.RsID}, Zygosity: map[string]engine.Zygosity{r.RsID: z}, GenesTested: []string{r.Gene}}
-			if _, err := engine.Evaluate(k, req); err != nil {
+			if _, err := k.Evaluate(req); err != nil {
 				t.Errorf("%s %s: %v", r.RsID, z, err)
 			}
 		}
@@ -627,7 +629,7 @@ func TestDiplotypesAcrossDrugs(t *testing.T) {
 			if rec[col["n_alleles"]] == "1" {
 				sex = "male" // a one-allele G6PD row is a hemizygous genotype
 			}
-			res, err := engine.Evaluate(k, engine.Request{Drug: drug, Diplotypes: map[string]string{gene: dip}, Patient: &engine.Patient{Sex: sex}})
+			res, err := k.Evaluate(engine.Request{Drug: drug, Diplotypes: map[string]string{gene: dip}, Patient: &engine.Patient{Sex: sex}})
 			if err != nil {
 				t.Errorf("%s %s %s: %v", drug, gene, dip, err)
 				continue
@@ -651,7 +653,7 @@ func TestDiplotypesAcrossDrugs(t *testing.T) {
 func TestNoGenotypeNoReassurance(t *testing.T) {
 	k := kb(t)
 	for _, d := range k.Drugs {
-		res, err := engine.Evaluate(k, engine.Request{Drug: d.Name})
+		res, err := k.Evaluate(engine.Request{Drug: d.Name})
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name, err)
 		}

@@ -49,7 +49,7 @@ func TestIssue10Examples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := engine.Evaluate(k, tc.req)
+			res, err := k.Evaluate(tc.req)
 			if err != nil {
 				t.Fatal(err)
 			}

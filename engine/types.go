@@ -118,10 +118,10 @@ type Alert struct {
 	Guideline       *Guideline
 	GuidanceSource  string
 	Assumptions     []string
-
-	severity  Severity
-	sourceIDs []string // knowledge rows behind a population-risk alert
 }
+
+// Level returns the alert's severity as a typed value.
+func (a *Alert) Level() Severity { return Severity(a.SeverityScore) }
 
 // Alternative is a safer alternative drug.
 type Alternative struct {
@@ -274,3 +274,10 @@ type Result struct {
 	GroundingContract    string
 	KnowledgeVersion     string
 }
+
+// Input size limits: no drug name is near 200 bytes, and free-text
+// context beyond 1,000 bytes is not clinical context.
+const (
+	MaxDrugNameBytes = 200
+	MaxContextBytes  = 1000
+)

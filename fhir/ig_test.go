@@ -364,7 +364,7 @@ func TestIGExamples(t *testing.T) {
 			}
 			req := engine.Request{Drug: tc.drug}
 			g.Apply(&req)
-			res, err := engine.Evaluate(kb, req)
+			res, err := kb.Evaluate(req)
 			if err != nil {
 				t.Fatal(err)
 			}

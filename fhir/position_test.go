@@ -81,7 +81,7 @@ func TestPositionVariants(t *testing.T) {
 	}
 	req := engine.Request{Drug: "clopidogrel"}
 	g.Apply(&req)
-	res, err := engine.Evaluate(kb, req)
+	res, err := kb.Evaluate(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -34,7 +35,7 @@ func dataPack(t *testing.T) string {
 	return dir
 }
 
-func mustLoad(t testing.TB) *engine.Knowledge {
+func mustLoad(t testing.TB) *evaluate.Engine {
 	t.Helper()
 	kb, err := Load()
 	if err != nil {

@@ -356,7 +356,7 @@ func (s *Server) sharedGeneNotes(results []engine.Result) []DrugDrugNote {
 		for _, m := range ms {
 			n.Drugs = append(n.Drugs, m.drug)
 			dg := DrugGuideline{Drug: m.drug, Source: m.ag.source, Name: m.ag.name, URL: m.ag.url, Sources: s.sourceRefs(m.ag.sourceIDs)}
-			if d, ok := s.kb.Drug(m.drug); ok {
+			if d, ok := s.svc.Names().Drug(m.drug); ok {
 				for _, p := range d.Pairs {
 					if p.Gene == g {
 						dg.EvidenceLevel = p.EvidenceLevel

@@ -58,7 +58,7 @@ func TestBatchMedicationReconciliation(t *testing.T) {
 	}
 	// Each result is exactly what the engine answers for that drug.
 	for i, d := range in.Drugs {
-		want, err := engine.Evaluate(kb, in.EngineRequest(d))
+		want, err := kb.Evaluate(in.EngineRequest(d))
 		if err != nil {
 			t.Fatal(err)
 		}

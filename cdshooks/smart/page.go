@@ -402,7 +402,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 					pre[a.Gene] = pv
 				}
 				pv.Drugs = appendUnique(pv.Drugs, mv.Drug)
-				if d, ok := s.kb.Drug(mv.Drug); ok {
+				if d, ok := s.names.Drug(mv.Drug); ok {
 					for _, pr := range d.Pairs {
 						if pr.Gene == a.Gene && pr.CPICLevel != "" {
 							pv.Levels = appendUnique(pv.Levels, mv.Drug+": CPIC level "+pr.CPICLevel)

@@ -147,7 +147,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := engine.Evaluate(kb, req)
+	res, err := kb.Evaluate(req)
 	if err != nil {
 		return fieldErrors(err, "invalid input:", sameName)
 	}

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // This file is the engine side of a lab CSV batch, shared by
@@ -65,12 +67,12 @@ type Options struct {
 // Processor evaluates lab CSV files. It is safe for concurrent use;
 // each Run has its own cache.
 type Processor struct {
-	kb   *engine.Knowledge
+	kb   *evaluate.Engine
 	opts Options
 }
 
 // NewProcessor returns a processor evaluating against kb.
-func NewProcessor(kb *engine.Knowledge, opts Options) *Processor {
+func NewProcessor(kb *evaluate.Engine, opts Options) *Processor {
 	if opts.Wire == nil {
 		panic("labcsv: Options.Wire is required")
 	}
@@ -323,7 +325,7 @@ func (p *Processor) readChunk(lr *labCSVReader, index, rowsBefore int) (*Chunk, 
 
 // rowEvaluator evaluates rows for one worker.
 type rowEvaluator struct {
-	kb    *engine.Knowledge
+	kb    *evaluate.Engine
 	cache *resultCache
 	wire  func(engine.Result) any
 	// noDigest: Options.NoDigest.
@@ -336,7 +338,7 @@ type rowEvaluator struct {
 	hits    int
 }
 
-func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
+func newRowEvaluator(kb *evaluate.Engine, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
 	ev := &rowEvaluator{kb: kb, cache: cache, wire: wire}
 	ev.enc = json.NewEncoder(&ev.buf)
 	ev.enc.SetEscapeHTML(false)
@@ -417,7 +419,7 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 		Ethnicity:  f[3],
 		Indication: f[4],
 	}
-	res, err := engine.Evaluate(ev.kb, req)
+	res, err := ev.kb.Evaluate(req)
 	if err != nil {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) && len(ve.Fields) > 0 {
@@ -507,7 +509,7 @@ func parseVariants(s string) ([]string, map[string]engine.Zygosity, *RowError) {
 	for _, item := range splitVariants(s) {
 		rs, z, hasZ := strings.Cut(item, ":")
 		rs = strings.TrimSpace(rs)
-		key, _ := engine.NormaliseRsID(rs)
+		key, _ := calling.NormaliseRsID(rs)
 		if prev, dup := seen[key]; dup {
 			return nil, nil, &RowError{Code: RowErrInvalidValue, Field: "variants",
 				Detail: fmt.Sprintf("%s appears more than once in the row (%q and %q); give each variant once, with its zygosity for two copies (%s:hom)", rs, prev, item, rs)}

@@ -25,7 +25,7 @@ func (r checkRecord[W]) payloads() (any, any) { return r.request, r.answer }
 // failure an error wrapping audit.ErrUnavailable and no answer.
 func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[W], error) {
 	var zero Audited[W]
-	res, err := engine.Evaluate(s.kb, req)
+	res, err := s.kb.Evaluate(req)
 	if err != nil {
 		return zero, err
 	}
@@ -55,7 +55,7 @@ type Encoded[W any] struct {
 // answer again. The audit entry is the one Check writes, byte for byte.
 func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[Encoded[W]], error) {
 	var zero Audited[Encoded[W]]
-	res, err := engine.Evaluate(s.kb, req)
+	res, err := s.kb.Evaluate(req)
 	if err != nil {
 		return zero, err
 	}
@@ -118,7 +118,7 @@ func CheckMany[A any](ctx context.Context, s *Service, call Call, in MedicationL
 		}
 		req := in.Patient
 		req.Drug = d
-		res, err := engine.Evaluate(s.kb, req)
+		res, err := s.kb.Evaluate(req)
 		var ve *engine.ValidationError
 		switch {
 		case errors.As(err, &ve):

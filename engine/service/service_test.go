@@ -59,7 +59,7 @@ func newService(t *testing.T) (*service.Service, *memLog) {
 		t.Fatalf("load knowledge: %v", err)
 	}
 	log := &memLog{}
-	return service.New(b.Engine, b.Classifier, log, fixedClock), log
+	return service.New(b.Evaluator, b.Classifier, log, fixedClock), log
 }
 
 var call = service.Call{Principal: audit.Principal{Subject: "tester"}, Endpoint: "TEST", RequestID: "req-1"}

@@ -1,10 +1,12 @@
-package engine
+package calling
 
 import (
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Diplotype is one consistent reading of a gene: two alleles, or one for
@@ -75,29 +77,22 @@ func NormaliseRsID(s string) (string, bool) {
 	return s, true
 }
 
-// Input size limits: no drug name is near 200 bytes, and free-text
-// context beyond 1,000 bytes is not clinical context.
-const (
-	MaxDrugNameBytes = 200
-	MaxContextBytes  = 1000
-)
-
 // Validate checks every input field of req and returns a
 // *ValidationError listing each invalid one, or nil.
-func (k *Knowledge) Validate(req Request) error {
-	var fe []FieldError
+func (k *Caller) Validate(req engine.Request) error {
+	var fe []engine.FieldError
 	bad := func(field, reason string, args ...any) {
-		fe = append(fe, FieldError{Field: field, Reason: fmt.Sprintf(reason, args...)})
+		fe = append(fe, engine.FieldError{Field: field, Reason: fmt.Sprintf(reason, args...)})
 	}
 	if strings.TrimSpace(req.Drug) == "" {
 		bad("drug", "is required")
 	}
-	if len(req.Drug) > MaxDrugNameBytes {
-		bad("drug", "must be at most %d bytes", MaxDrugNameBytes)
+	if len(req.Drug) > engine.MaxDrugNameBytes {
+		bad("drug", "must be at most %d bytes", engine.MaxDrugNameBytes)
 	}
 	for field, v := range map[string]string{"state": req.State, "ethnicity": req.Ethnicity, "indication": req.Indication} {
-		if len(v) > MaxContextBytes {
-			bad(field, "must be at most %d bytes", MaxContextBytes)
+		if len(v) > engine.MaxContextBytes {
+			bad(field, "must be at most %d bytes", engine.MaxContextBytes)
 		}
 	}
 	seen := map[string]bool{}
@@ -116,7 +111,7 @@ func (k *Knowledge) Validate(req Request) error {
 		if !seen[strings.ToLower(strings.TrimSpace(key))] {
 			bad("zygosity."+key, "names a variant that is not in variants")
 		}
-		if z != Het && z != Hom && z != Hemi && z != Ref {
+		if z != engine.Het && z != engine.Hom && z != engine.Hemi && z != engine.Ref {
 			bad("zygosity."+key, "must be het, hom, hemi or ref, got %q", string(z))
 		}
 	}
@@ -134,7 +129,7 @@ func (k *Knowledge) Validate(req Request) error {
 		}
 	}
 	for gene, d := range req.Diplotypes {
-		g, ok := k.idx.genes[gene]
+		g, ok := k.Gene(gene)
 		if !ok {
 			bad("diplotypes."+gene, "unknown gene; known genes: %s", strings.Join(k.geneSymbols(), ", "))
 			continue
@@ -155,7 +150,7 @@ func (k *Knowledge) Validate(req Request) error {
 		}
 	}
 	for i, gene := range req.GenesTested {
-		if _, ok := k.idx.genes[strings.TrimSpace(gene)]; !ok {
+		if _, ok := k.Gene(strings.TrimSpace(gene)); !ok {
 			bad(fmt.Sprintf("genes_tested[%d]", i), "unknown gene %q", gene)
 		}
 	}
@@ -172,12 +167,12 @@ func (k *Knowledge) Validate(req Request) error {
 	}
 	if len(fe) > 0 {
 		sort.Slice(fe, func(i, j int) bool { return fe[i].Field < fe[j].Field })
-		return &ValidationError{Fields: fe}
+		return &engine.ValidationError{Fields: fe}
 	}
 	return nil
 }
 
-func (k *Knowledge) geneSymbols() []string {
+func (k *Caller) geneSymbols() []string {
 	out := make([]string, 0, len(k.Genes))
 	for _, g := range k.Genes {
 		out = append(out, g.Symbol)
@@ -196,12 +191,12 @@ type parsedDiplotype struct {
 // parseDiplotype splits "A/B" into known allele names. Some G6PD allele
 // names contain "/", so every split point is tried. One allele alone is a
 // genotype only for a hemizygous gene (G6PD, MT-RNR1).
-func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
+func (k *Caller) parseDiplotype(g *engine.Gene, s string) ([]string, error) {
 	p, err := k.parseDiplotypeNotes(g, s)
 	return p.alleles, err
 }
 
-func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, error) {
+func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return parsedDiplotype{}, fmt.Errorf("is empty")
@@ -258,7 +253,7 @@ func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, err
 // name: the name itself, or either part of a composite CPIC name such as
 // "c.1905+1G>A (*2A)" ("c.1905+1G>A" or "*2A") where that part names one
 // allele only.
-func (k *Knowledge) alleleName(gene, s string) (string, bool) {
+func (k *Caller) alleleName(gene, s string) (string, bool) {
 	if _, ok := k.idx.alleles[gene][s]; ok {
 		return s, true
 	}
@@ -267,8 +262,8 @@ func (k *Knowledge) alleleName(gene, s string) (string, bool) {
 }
 
 // ParseDiplotype splits a diplotype of gene into known allele names.
-func (k *Knowledge) ParseDiplotype(gene, s string) ([]string, error) {
-	g, ok := k.idx.genes[gene]
+func (k *Caller) ParseDiplotype(gene, s string) ([]string, error) {
+	g, ok := k.Gene(gene)
 	if !ok {
 		return nil, fmt.Errorf("unknown gene %q", gene)
 	}
@@ -285,7 +280,7 @@ func quoteAll(ss []string) string {
 
 // InterpretGenotype turns the genotype part of a request into per-gene
 // diplotypes and phenotypes. req must have passed Validate.
-func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
+func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	gt := &Genotype{Genes: map[string]*GeneGenotype{}, HLA: map[string]bool{}, Covered: map[string]bool{}}
 	male := req.Patient != nil && strings.EqualFold(req.Patient.Sex, "male")
 	sexKnown := req.Patient != nil && req.Patient.Sex != ""
@@ -362,7 +357,7 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 		}
 	}
 	for symbol := range genes {
-		g, ok := k.idx.genes[symbol]
+		g, ok := k.Gene(symbol)
 		_, hasDef := k.idx.defs[symbol]
 		if !ok || (len(g.Rules) == 0 && !hasDef) {
 			if ok && (len(ro.items[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
@@ -393,7 +388,7 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 	return gt
 }
 
-func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
+func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
 	p, _ := k.parseDiplotypeNotes(g, d) // validated
 	alleles := p.alleles
@@ -409,4 +404,34 @@ func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	}
 	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
 	return gg
+}
+
+// compositeAliases returns, for allele names of the form "A (B)", the
+// parts A and B when each names no other allele and is not itself a name.
+func compositeAliases(names map[string]*engine.Allele) map[string]string {
+	out := map[string]string{}
+	taken := map[string]int{}
+	for name := range names {
+		open := strings.LastIndex(name, " (")
+		if open <= 0 || !strings.HasSuffix(name, ")") {
+			continue
+		}
+		for _, part := range []string{name[:open], name[open+2 : len(name)-1]} {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if _, isName := names[part]; isName {
+				continue
+			}
+			taken[part]++
+			out[part] = name
+		}
+	}
+	for part, n := range taken {
+		if n > 1 {
+			delete(out, part)
+		}
+	}
+	return out
 }

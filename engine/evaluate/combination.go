@@ -1,10 +1,13 @@
-package engine
+package evaluate
 
 import (
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 )
 
 // evaluateCombination answers a request whose drug reads as more than one
@@ -24,8 +27,8 @@ import (
 //
 // drug_normalised is the covered drugs joined with " + ". gt is a genotype
 // interpreted elsewhere (EvaluateSample), or nil to interpret req's.
-func (k *Knowledge) evaluateCombination(req Request, rd DrugReading, gt *Genotype) Result {
-	parts := make([]Result, len(rd.Drugs))
+func (k *Engine) evaluateCombination(req engine.Request, rd engine.DrugReading, gt *calling.Genotype) engine.Result {
+	parts := make([]engine.Result, len(rd.Drugs))
 	for i, d := range rd.Drugs {
 		sub := req
 		sub.Drug = d
@@ -37,7 +40,7 @@ func (k *Knowledge) evaluateCombination(req Request, rd DrugReading, gt *Genotyp
 	out.DrugRecognised = true
 	out.DidYouMean = nil
 	out.DrugReading = &rd
-	out.Warnings = append([]string{}, rd.warnings()...)
+	out.Warnings = append([]string{}, readingWarnings(&rd)...)
 	out.Warnings = append(out.Warnings, fmt.Sprintf("%q contains %d drugs with pharmacogenomic guidance (%s): each was checked and the alerts of all are shown, each naming its drug",
 		req.Drug, len(rd.Drugs), strings.Join(rd.Drugs, ", ")))
 
@@ -45,13 +48,13 @@ func (k *Knowledge) evaluateCombination(req Request, rd DrugReading, gt *Genotyp
 	conf := map[string]int{"low": 0, "medium": 1, "high": 2}
 	type ref struct{ part, idx int }
 	alertIDs := map[partID]string{}
-	var alerts []Alert
+	var alerts []engine.Alert
 	var alertRefs []ref
 	altIdx := map[ref]int{}
-	var alts []Alternative
+	var alts []engine.Alternative
 	lists := map[string]map[ref]int{}
-	var ic IndianContext = parts[0].IndianContext
-	ic.EndemicRisks, ic.PopulationFrequencies, ic.CommunityNotes, ic.TraditionalMedicine = []EndemicRisk{}, []PopulationFrequency{}, []CommunityNote{}, []HerbNote{}
+	var ic engine.IndianContext = parts[0].IndianContext
+	ic.EndemicRisks, ic.PopulationFrequencies, ic.CommunityNotes, ic.TraditionalMedicine = []engine.EndemicRisk{}, []engine.PopulationFrequency{}, []engine.CommunityNote{}, []engine.HerbNote{}
 	addList := func(name string, r ref, key string, seen map[string]int, appendFn func() int) {
 		if lists[name] == nil {
 			lists[name] = map[ref]int{}
@@ -122,16 +125,16 @@ func (k *Knowledge) evaluateCombination(req Request, rd DrugReading, gt *Genotyp
 	for i := range order {
 		order[i] = i
 	}
-	rank := map[string]int{CategoryConfirmed: 0, CategoryUnknown: 1, CategoryPopulationRisk: 2, CategoryNotInterpreted: 3}
+	rank := map[string]int{engine.CategoryConfirmed: 0, engine.CategoryUnknown: 1, engine.CategoryPopulationRisk: 2, engine.CategoryNotInterpreted: 3}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := alerts[order[i]], alerts[order[j]]
-		if a.severity != b.severity {
-			return a.severity > b.severity
+		if a.Level() != b.Level() {
+			return a.Level() > b.Level()
 		}
 		return rank[a.Category] < rank[b.Category]
 	})
 	// Merged alerts get fresh IDs in their merged order; citations follow.
-	out.Alerts = make([]Alert, len(alerts))
+	out.Alerts = make([]engine.Alert, len(alerts))
 	for newI, oldI := range order {
 		a := alerts[oldI]
 		r := alertRefs[oldI]
@@ -142,27 +145,27 @@ func (k *Knowledge) evaluateCombination(req Request, rd DrugReading, gt *Genotyp
 	}
 	out.SaferAlternatives = alts
 	if out.SaferAlternatives == nil {
-		out.SaferAlternatives = []Alternative{}
+		out.SaferAlternatives = []engine.Alternative{}
 	}
 	out.IndianContext = ic
-	out.OverallSeverity = SeverityNone.String()
+	out.OverallSeverity = engine.SeverityNone.String()
 	if len(out.Alerts) > 0 {
 		out.OverallSeverity = out.Alerts[0].Severity
 	}
-	listOf := map[CitationKind]string{
-		CitesAlternative:         "safer_alternatives",
-		CitesEndemicRisk:         "indian_context.endemic_risks",
-		CitesPopulationFrequency: "indian_context.population_frequencies",
-		CitesCommunityNote:       "indian_context.community_notes",
-		CitesTraditionalMedicine: "indian_context.traditional_medicine",
+	listOf := map[engine.CitationKind]string{
+		engine.CitesAlternative:         "safer_alternatives",
+		engine.CitesEndemicRisk:         "indian_context.endemic_risks",
+		engine.CitesPopulationFrequency: "indian_context.population_frequencies",
+		engine.CitesCommunityNote:       "indian_context.community_notes",
+		engine.CitesTraditionalMedicine: "indian_context.traditional_medicine",
 	}
 	lists["safer_alternatives"] = altIdx
-	out.SourceCitations = []Citation{}
-	seenCite := map[Citation]bool{}
+	out.SourceCitations = []engine.Citation{}
+	seenCite := map[engine.Citation]bool{}
 	for p, res := range parts {
 		for _, c := range res.SourceCitations {
 			switch c.Target.Kind {
-			case CitesAlert, CitesAlertFrequencyIndia, CitesAlertFrequencyGlobal:
+			case engine.CitesAlert, engine.CitesAlertFrequencyIndia, engine.CitesAlertFrequencyGlobal:
 				id, ok := alertIDs[partID{p, c.Target.Alert}]
 				if !ok {
 					continue

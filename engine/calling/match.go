@@ -1,4 +1,4 @@
-package engine
+package calling
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file is the one allele matcher of the engine. It works in VCF space:
@@ -129,7 +131,7 @@ type GeneCall struct {
 
 // defIndex is a gene definition prepared for matching.
 type defIndex struct {
-	def      *GeneDefinition
+	def      *engine.GeneDefinition
 	posIdx   map[int]int // position → index in def.Positions
 	refCells []string    // reference allele per position index
 	alleles  []matchAllele
@@ -188,7 +190,7 @@ type idxCell struct {
 }
 
 // buildDefinitions indexes the gene definitions.
-func buildDefinitions(k *Knowledge) (map[string]*defIndex, map[string]map[int][]*defIndex, error) {
+func buildDefinitions(k *engine.Knowledge) (map[string]*defIndex, map[string]map[int][]*defIndex, error) {
 	defs := map[string]*defIndex{}
 	byPos := map[string]map[int][]*defIndex{}
 	for gi := range k.Definitions {
@@ -355,10 +357,10 @@ func cellMatches(cell, obs string) bool {
 }
 
 // HasDefinitions reports whether the knowledge carries allele definitions.
-func (k *Knowledge) HasDefinitions() bool { return len(k.idx.defs) > 0 }
+func (k *Caller) HasDefinitions() bool { return len(k.idx.defs) > 0 }
 
 // Definition returns the allele definition of a gene.
-func (k *Knowledge) Definition(gene string) (*GeneDefinition, bool) {
+func (k *Caller) Definition(gene string) (*engine.GeneDefinition, bool) {
 	di, ok := k.idx.defs[gene]
 	if !ok {
 		return nil, false
@@ -367,11 +369,11 @@ func (k *Knowledge) Definition(gene string) (*GeneDefinition, bool) {
 }
 
 // DefinitionGenes lists the genes with allele definitions, sorted.
-func (k *Knowledge) DefinitionGenes() []string { return append([]string(nil), k.idx.defGenes...) }
+func (k *Caller) DefinitionGenes() []string { return append([]string(nil), k.idx.defGenes...) }
 
 // IsDefinitionPosition reports whether chrom:pos is a defining (or extra)
 // position of some gene; readers use it to skip other records cheaply.
-func (k *Knowledge) IsDefinitionPosition(chrom string, pos int) bool {
+func (k *Caller) IsDefinitionPosition(chrom string, pos int) bool {
 	_, ok := k.idx.defPos[chrom][pos]
 	return ok
 }
@@ -380,7 +382,7 @@ func (k *Knowledge) IsDefinitionPosition(chrom string, pos int) bool {
 // position observations with the allele matcher. Observations at positions
 // no definition uses are ignored. It never fails: what it cannot interpret
 // is named in the gene's Uninterpreted list and the gene needs review.
-func CallSample(k *Knowledge, obs []PositionObservation, opt CallOptions) SampleCall {
+func (k *Caller) CallSample(obs []PositionObservation, opt CallOptions) SampleCall {
 	var sc SampleCall
 	// Per gene, the observation at each definition position (by index).
 	perGene := make([][]*PositionObservation, len(k.Definitions))
@@ -440,7 +442,7 @@ type site struct {
 func (s site) het() bool { return len(s.alleles) == 2 && s.alleles[0] != s.alleles[1] }
 
 // posLabel names a position for messages.
-func posLabel(d *GeneDefinition, p DefinedPosition) string {
+func posLabel(d *engine.GeneDefinition, p engine.DefinedPosition) string {
 	l := fmt.Sprintf("%s:%d", d.Chromosome, p.Pos)
 	if p.RsID != "" {
 		l += " " + p.RsID
@@ -482,7 +484,7 @@ func gtString(alleles []string, phased bool) string {
 }
 
 // callGene matches one gene.
-func (k *Knowledge) callGene(di *defIndex, obs []*PositionObservation, opt CallOptions) GeneCall {
+func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOptions) GeneCall {
 	d := di.def
 	gc := GeneCall{Gene: d.Gene}
 	review := func(format string, args ...any) {
@@ -666,7 +668,7 @@ func matchesAny(cells []string, obs string) bool {
 
 // readSite turns an observation into the alleles seen at definition
 // position i; problem is set when it cannot be read.
-func (k *Knowledge) readSite(di *defIndex, i int, o *PositionObservation) (site, string) {
+func (k *Caller) readSite(di *defIndex, i int, o *PositionObservation) (site, string) {
 	p := di.def.Positions[i]
 	if len(o.GT) == 0 {
 		return site{missing: true}, ""
@@ -827,7 +829,7 @@ type pair struct {
 // callPairs is PharmCAT's diplotype matcher: every pair of compatible
 // alleles that explains each heterozygous site, scored by defined cells;
 // the top-scoring pairs are reported.
-func (k *Knowledge) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, phased bool) {
+func (k *Caller) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, phased bool) {
 	d := di.def
 	var nonRef, hetIdx []int
 	for i, s := range sites {
@@ -996,7 +998,7 @@ func baseAllele(name string) string {
 // the recommendation from the rs4149056 (c.521T>C) genotype alone; its C
 // allele defines *5 (data/pgx/pharmcat/RULES.md §3.4). The gene stays
 // marked for review: the other variants are not explained.
-func (k *Knowledge) slco1b1Fallback(di *defIndex, sites []site, gc *GeneCall) {
+func (k *Caller) slco1b1Fallback(di *defIndex, sites []site, gc *GeneCall) {
 	if di.def.Gene != "SLCO1B1" {
 		return
 	}
@@ -1068,7 +1070,7 @@ func diplotypeKey(n []string) string {
 }
 
 // phenotypeInto fills the CPIC phenotype of a called diplotype.
-func (k *Knowledge) phenotypeInto(gene string, cd *CalledDiplotype) {
+func (k *Caller) phenotypeInto(gene string, cd *CalledDiplotype) {
 	call, err := k.Phenotype(gene, cd.Alleles...)
 	if err != nil {
 		cd.PhenotypeError = err.Error()
@@ -1089,7 +1091,7 @@ type variantHit struct {
 // function variant on each strand (phased or effectively phased data) or
 // the two lowest-function variants, presumed in trans (unphased data with
 // more than one heterozygous site).
-func (k *Knowledge) callVariantList(di *defIndex, sites []site, gc *GeneCall, haploid, phased bool) {
+func (k *Caller) callVariantList(di *defIndex, sites []site, gc *GeneCall, haploid, phased bool) {
 	d := di.def
 	hets := 0
 	for _, s := range sites {
@@ -1317,7 +1319,7 @@ func digitRun(s string) int {
 // lowerFunction orders two alleles of a variant-list gene: lower activity
 // value first (DPYD); Malignant Hyperthermia associated, then uncertain,
 // then normal (RYR1, CACNA1S); then by name.
-func (k *Knowledge) lowerFunction(gene, x, y string) bool {
+func (k *Caller) lowerFunction(gene, x, y string) bool {
 	ax, ay := k.idx.alleles[gene][x], k.idx.alleles[gene][y]
 	rx, ry := functionRank(ax), functionRank(ay)
 	if rx != ry {
@@ -1328,7 +1330,7 @@ func (k *Knowledge) lowerFunction(gene, x, y string) bool {
 
 // functionRank is lower for lower function; unknown alleles rank lowest
 // (most cautious).
-func functionRank(a *Allele) float64 {
+func functionRank(a *engine.Allele) float64 {
 	if a == nil {
 		return -1
 	}
@@ -1352,7 +1354,7 @@ func functionRank(a *Allele) float64 {
 // readsAsReference reports whether a called diplotype says what an
 // all-reference sample would: only reference alleles, or the phenotype of
 // the reference diplotype (normal function, "no known susceptibility").
-func (k *Knowledge) readsAsReference(di *defIndex, dp CalledDiplotype) bool {
+func (k *Caller) readsAsReference(di *defIndex, dp CalledDiplotype) bool {
 	ref := di.alleles[0].name
 	only := true
 	for _, a := range dp.Alleles {
@@ -1372,7 +1374,7 @@ func (k *Knowledge) readsAsReference(di *defIndex, dp CalledDiplotype) bool {
 }
 
 // geneNotes adds the gene-specific caveats PharmCAT reports.
-func (k *Knowledge) geneNotes(di *defIndex, sites []site, gc *GeneCall) {
+func (k *Caller) geneNotes(di *defIndex, sites []site, gc *GeneCall) {
 	d := di.def
 	missing := func(rs string) bool {
 		for i, p := range d.Positions {
