@@ -25,7 +25,7 @@ type index struct {
 	// alleleAliases maps the parts of composite allele names ("c.1905+1G>A"
 	// and "*2A" of "c.1905+1G>A (*2A)") to the full name, per gene.
 	alleleAliases map[string]map[string]string
-	defs          map[string]*defIndex           // gene → allele definition (match.go)
+	defs          map[string]*defIndex           // gene → allele definition (definitions.go)
 	defPos        map[string]map[int][]*defIndex // chrom → position → definitions using it
 	defGenes      []string                       // genes with definitions, sorted
 	defRsid       map[string][]defLocus          // rsID → definition positions (observe.go)
