@@ -241,17 +241,12 @@ func gtString(alleles []string, phased bool) string {
 func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOptions) GeneCall {
 	d := di.def
 	gc := GeneCall{Gene: d.Gene}
-	review := func(format string, args ...any) {
-		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf(format, args...))
-	}
-	male := strings.EqualFold(opt.Sex, "male")
-	hemiChrom := d.Chromosome == "chrX" && male
-	absentAsDefault := opt.AbsentAsDefault[d.Gene]
 	sp := di.getSites()
 	defer di.sitePool.Put(sp)
 	sites := *sp
-	allPhased, anyCalled := true, false
-	haploid, diploid := 0, 0
+	r := geneRead{di: di, sites: sites, gc: &gc, allPhased: true,
+		hemiChrom: d.Chromosome == "chrX" && strings.EqualFold(opt.Sex, "male")}
+	absentAsDefault := opt.AbsentAsDefault[d.Gene]
 	for i, p := range d.Positions {
 		if p.Ignored {
 			sites[i].missing = true
@@ -262,144 +257,205 @@ func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOpti
 			o = obs[i]
 		}
 		if o == nil {
-			if absentAsDefault {
-				// The shared default slices are never written (readSite
-				// makes the slices that are).
-				if hemiChrom {
-					sites[i] = site{alleles: di.defaultHemi[i], phased: true}
-					haploid++
-				} else {
-					sites[i] = site{alleles: di.defaultSites[i]}
-					diploid++
-				}
-				sites[i].refSeen = di.defaultCells[i] == di.refCells[i]
-				anyCalled = true
-				continue
-			}
-			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
+			r.absent(i, absentAsDefault)
 			continue
 		}
-		s, problem := k.readSite(di, i, o)
-		if problem != "" {
-			review("%s (%s): %s", di.labels[i], o.Source, problem)
-			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
-			continue
-		}
-		if s.missing {
-			sites[i] = s
-			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
-			if di.required[p.Pos] || len(di.used[i]) > 1 {
-				gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s)", di.labels[i], o.Source))
-			}
-			continue
-		}
-		if hemiChrom && len(s.alleles) == 2 {
-			if s.alleles[0] == s.alleles[1] {
-				s.alleles = s.alleles[:1]
-			} else {
-				review("%s (%s): heterozygous %s on chrX of a male sample", di.labels[i], o.Source, gtString(s.alleles, false))
-				sites[i].missing = true
-				continue
-			}
-		}
-		if s.partial && !d.VariantList {
-			review("%s (%s): partial genotype %s (one allele not called)", di.labels[i], o.Source, gtString(s.alleles, s.phased))
-			sites[i].missing = true
-			gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
-			continue
-		}
-		if s.partial {
-			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
-		}
-		// Undocumented bases.
-		for ai, a := range s.alleles {
-			if a != "." && !matchesAny(di.used[i], a) {
-				if d.UndocumentedAsReference {
-					gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", di.labels[i], a, d.Gene))
-					review("%s: undocumented allele %s (read as reference)", di.labels[i], a)
-					s.alleles[ai] = di.refCells[i]
-				} else {
-					review("%s (%s): allele %s is not in any %s allele definition", di.labels[i], o.Source, a, d.Gene)
-				}
-			}
-		}
-		s.refSeen = matchesAny(s.alleles, di.refCells[i]) || containsStr(s.alleles, di.refCells[i])
-		sites[i] = s
-		anyCalled = true
-		if !s.phased && s.het() {
-			allPhased = false
-		}
-		if len(s.alleles) == 1 {
-			haploid++
-		} else {
-			diploid++
-		}
-		if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
-			gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
-		}
+		k.readPosition(&r, i, o)
 	}
-	for _, p := range d.RequiredPositions {
-		if i, ok := di.posIdx[p]; ok && sites[i].missing {
-			gc.Status = CallNotCalled
-			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: a position %s requires is missing, so %s is not called (PharmCAT exemption)", di.labels[i], d.Gene, d.Gene))
-		}
-	}
-	if haploid > 0 && diploid > 0 {
-		review("%s has haploid and diploid genotypes at once", d.Gene)
-	}
-	if !anyCalled {
-		gc.Status = CallNotCalled
-		gc.Notes = append(gc.Notes, "every "+d.Gene+" position is missing")
-	}
-	// Count heterozygous sites for phase.
-	hets := 0
-	for _, s := range sites {
-		if !s.missing && s.het() {
-			hets++
-		}
-	}
-	gc.Phased = allPhased || hets <= 1
-	undocumentedStop := !d.UndocumentedAsReference && len(gc.Uninterpreted) > 0
-	if undocumentedStop && gc.Status == "" {
-		gc.Status = CallNotCalled
-		gc.Notes = append(gc.Notes, d.Gene+" is not called: the sample has alleles the definitions do not explain")
-	}
+	hets := r.callable()
 	if gc.Status == CallNotCalled {
 		gc.NeedsReview = true
 		return gc
 	}
 	if d.VariantList {
-		k.callVariantList(di, sites, &gc, haploid > 0 && diploid == 0, allPhased)
+		k.callVariantList(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased)
 	} else {
-		k.callPairs(di, sites, &gc, haploid > 0 && diploid == 0, allPhased && hets > 1)
+		k.callPairs(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased && hets > 1)
 	}
-	// Fail-safe: a reading that is what the reference would give, with
-	// positions not called, is not a confirmed result (a variant there
-	// cannot be ruled out).
-	if gc.Status == CallCalled && len(gc.MissingPositions) > 0 {
-		for _, dp := range gc.Diplotypes {
-			if k.readsAsReference(di, dp) {
-				n := len(gc.MissingPositions)
-				list := gc.MissingPositions
-				if n > 5 {
-					list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
-				}
-				what := dp.String()
-				if dp.Call.Phenotype != "" {
-					what = dp.Call.Phenotype + " (" + what + ")"
-				}
-				gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, what, n, strings.Join(list, ", ")))
-				break
-			}
-		}
-	}
+	k.referenceWithMissing(di, &gc)
 	k.geneNotes(di, sites, &gc)
 	if len(gc.Uninterpreted) > 0 {
 		gc.NeedsReview = true
 	}
 	return gc
+}
+
+// geneRead is the state of reading one gene's positions into sites
+// (callGene): the call being built and what the sites hold.
+type geneRead struct {
+	di    *defIndex
+	sites []site
+	gc    *GeneCall
+	// hemiChrom: the gene is on chrX and the sample is male.
+	hemiChrom bool
+	// haploid and diploid count the called sites of each ploidy.
+	haploid, diploid int
+	// allPhased: no unphased heterozygous site; anyCalled: some site has
+	// a genotype.
+	allPhased, anyCalled bool
+}
+
+// review records an input the call could not use.
+func (r *geneRead) review(format string, args ...any) {
+	r.gc.Uninterpreted = append(r.gc.Uninterpreted, fmt.Sprintf(format, args...))
+}
+
+// missing marks site i missing and lists its position as not called.
+func (r *geneRead) missing(i int) {
+	r.sites[i].missing = true
+	r.gc.MissingPositions = append(r.gc.MissingPositions, r.di.labels[i])
+}
+
+// absent handles a position the sample says nothing about: the default
+// allele's genotype when the gene was tested (absentAsDefault), else a
+// missing position.
+func (r *geneRead) absent(i int, absentAsDefault bool) {
+	di, sites := r.di, r.sites
+	if !absentAsDefault {
+		r.missing(i)
+		return
+	}
+	// The shared default slices are never written (readSite makes the
+	// slices that are).
+	if r.hemiChrom {
+		sites[i] = site{alleles: di.defaultHemi[i], phased: true}
+		r.haploid++
+	} else {
+		sites[i] = site{alleles: di.defaultSites[i]}
+		r.diploid++
+	}
+	sites[i].refSeen = di.defaultCells[i] == di.refCells[i]
+	r.anyCalled = true
+}
+
+// readPosition reads observation o at position i into the sites: no-calls,
+// haploid chrX genotypes of a male sample, partial genotypes and
+// undocumented bases each follow PharmCAT's rule for them.
+func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
+	di, sites, gc := r.di, r.sites, r.gc
+	d := di.def
+	s, problem := k.readSite(di, i, o)
+	if problem != "" {
+		r.review("%s (%s): %s", di.labels[i], o.Source, problem)
+		r.missing(i)
+		return
+	}
+	if s.missing {
+		sites[i] = s
+		gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
+		if di.required[d.Positions[i].Pos] || len(di.used[i]) > 1 {
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s)", di.labels[i], o.Source))
+		}
+		return
+	}
+	if r.hemiChrom && len(s.alleles) == 2 {
+		if s.alleles[0] != s.alleles[1] {
+			r.review("%s (%s): heterozygous %s on chrX of a male sample", di.labels[i], o.Source, gtString(s.alleles, false))
+			sites[i].missing = true
+			return
+		}
+		s.alleles = s.alleles[:1]
+	}
+	if s.partial && !d.VariantList {
+		r.review("%s (%s): partial genotype %s (one allele not called)", di.labels[i], o.Source, gtString(s.alleles, s.phased))
+		r.missing(i)
+		return
+	}
+	if s.partial {
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
+	}
+	r.undocumented(i, &s, o)
+	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || containsStr(s.alleles, di.refCells[i])
+	sites[i] = s
+	r.anyCalled = true
+	if !s.phased && s.het() {
+		r.allPhased = false
+	}
+	if len(s.alleles) == 1 {
+		r.haploid++
+	} else {
+		r.diploid++
+	}
+	if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
+		gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
+	}
+}
+
+// undocumented handles the bases of s that no definition of the gene uses:
+// read as reference (with a note) for toxicity genes, else a review.
+func (r *geneRead) undocumented(i int, s *site, o *PositionObservation) {
+	di, d := r.di, r.di.def
+	for ai, a := range s.alleles {
+		if a == "." || matchesAny(di.used[i], a) {
+			continue
+		}
+		if d.UndocumentedAsReference {
+			r.gc.Notes = append(r.gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", di.labels[i], a, d.Gene))
+			r.review("%s: undocumented allele %s (read as reference)", di.labels[i], a)
+			s.alleles[ai] = di.refCells[i]
+		} else {
+			r.review("%s (%s): allele %s is not in any %s allele definition", di.labels[i], o.Source, a, d.Gene)
+		}
+	}
+}
+
+// callable decides, once every position is read, whether the gene can be
+// called (required positions, mixed ploidy, nothing called, undocumented
+// bases) and sets the call's phase; it returns the number of heterozygous
+// sites.
+func (r *geneRead) callable() int {
+	di, gc, d := r.di, r.gc, r.di.def
+	for _, p := range d.RequiredPositions {
+		if i, ok := di.posIdx[p]; ok && r.sites[i].missing {
+			gc.Status = CallNotCalled
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: a position %s requires is missing, so %s is not called (PharmCAT exemption)", di.labels[i], d.Gene, d.Gene))
+		}
+	}
+	if r.haploid > 0 && r.diploid > 0 {
+		r.review("%s has haploid and diploid genotypes at once", d.Gene)
+	}
+	if !r.anyCalled {
+		gc.Status = CallNotCalled
+		gc.Notes = append(gc.Notes, "every "+d.Gene+" position is missing")
+	}
+	hets := 0
+	for _, s := range r.sites {
+		if !s.missing && s.het() {
+			hets++
+		}
+	}
+	gc.Phased = r.allPhased || hets <= 1
+	undocumentedStop := !d.UndocumentedAsReference && len(gc.Uninterpreted) > 0
+	if undocumentedStop && gc.Status == "" {
+		gc.Status = CallNotCalled
+		gc.Notes = append(gc.Notes, d.Gene+" is not called: the sample has alleles the definitions do not explain")
+	}
+	return hets
+}
+
+// referenceWithMissing is the fail-safe for a reading that is what the
+// reference would give while positions were not called: it is not a
+// confirmed result (a variant there cannot be ruled out).
+func (k *Caller) referenceWithMissing(di *defIndex, gc *GeneCall) {
+	if gc.Status != CallCalled || len(gc.MissingPositions) == 0 {
+		return
+	}
+	for _, dp := range gc.Diplotypes {
+		if !k.readsAsReference(di, dp) {
+			continue
+		}
+		n := len(gc.MissingPositions)
+		list := gc.MissingPositions
+		if n > 5 {
+			list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
+		}
+		what := dp.String()
+		if dp.Call.Phenotype != "" {
+			what = dp.Call.Phenotype + " (" + what + ")"
+		}
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", di.def.Gene, what, n, strings.Join(list, ", ")))
+		return
+	}
 }
 
 func allEqual(ss []string, v string) bool {

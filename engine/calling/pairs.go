@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file finds the diplotypes a gene's sites allow: the candidate alleles,
@@ -134,58 +136,7 @@ func (k *Caller) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, ph
 	}
 	var buf [16]cand
 	cands := di.candidates(sites, nonRef, buf[:0])
-	cellAt := func(ai, i int) string {
-		for _, c := range di.alleles[ai].cells {
-			if c.i == i {
-				return c.allele
-			}
-		}
-		return di.refCells[i]
-	}
-	var pairs []pair
-	if haploid {
-		for _, c := range cands {
-			pairs = append(pairs, pair{c.idx, -1, c.score})
-		}
-	} else {
-		for x := 0; x < len(cands); x++ {
-			for y := x; y < len(cands); y++ {
-				fwd, rev := true, true
-				bonus := 0
-				for _, i := range hetIdx {
-					ca, cb := cellAt(cands[x].idx, i), cellAt(cands[y].idx, i)
-					g := sites[i].alleles
-					f := cellMatches(ca, g[0]) && cellMatches(cb, g[1])
-					r := cellMatches(ca, g[1]) && cellMatches(cb, g[0])
-					if isWobble(ca) || isWobble(cb) {
-						// The base each wobble cell stands for in this pair.
-						ba, bb := g[1], g[0]
-						if f {
-							ba, bb = g[0], g[1]
-						}
-						if isWobble(ca) && ba != di.refCells[i] {
-							bonus++
-						}
-						if isWobble(cb) && bb != di.refCells[i] {
-							bonus++
-						}
-					}
-					if !phased {
-						f = f || r
-						r = f
-					}
-					fwd = fwd && f
-					rev = rev && r
-					if !fwd && !rev {
-						break
-					}
-				}
-				if fwd || rev {
-					pairs = append(pairs, pair{cands[x].idx, cands[y].idx, cands[x].score + cands[y].score + bonus})
-				}
-			}
-		}
-	}
+	pairs := di.pairsOf(cands, sites, hetIdx, haploid, phased)
 	if len(pairs) == 0 {
 		gc.Status = CallNotCalled
 		gc.NeedsReview = true
@@ -194,10 +145,86 @@ func (k *Caller) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, ph
 		k.slco1b1Fallback(di, sites, gc)
 		return
 	}
+	top, alts := di.rankPairs(pairs)
+	if !phased && !haploid && len(d.UnphasedPriorities) > 0 {
+		top, alts = unphasedPriority(d, top, alts, gc)
+	}
+	k.reportPairs(d.Gene, top, alts, gc)
+}
+
+// cellAt is allele ai's cell at position i (the reference cell where the
+// allele defines none).
+func (di *defIndex) cellAt(ai, i int) string {
+	for _, c := range di.alleles[ai].cells {
+		if c.i == i {
+			return c.allele
+		}
+	}
+	return di.refCells[i]
+}
+
+// pairsOf lists the candidate pairs that explain every heterozygous site
+// (each candidate alone for a haploid gene), with their scores.
+func (di *defIndex) pairsOf(cands []cand, sites []site, hetIdx []int, haploid, phased bool) []pair {
+	var pairs []pair
+	if haploid {
+		for _, c := range cands {
+			pairs = append(pairs, pair{c.idx, -1, c.score})
+		}
+		return pairs
+	}
+	for x := 0; x < len(cands); x++ {
+		for y := x; y < len(cands); y++ {
+			if bonus, ok := di.pairFits(cands[x].idx, cands[y].idx, sites, hetIdx, phased); ok {
+				pairs = append(pairs, pair{cands[x].idx, cands[y].idx, cands[x].score + cands[y].score + bonus})
+			}
+		}
+	}
+	return pairs
+}
+
+// pairFits reports whether alleles a and b, one per strand, explain every
+// heterozygous site (in either orientation when unphased), and the bonus
+// for wobble cells that stand for a non-reference base.
+func (di *defIndex) pairFits(a, b int, sites []site, hetIdx []int, phased bool) (bonus int, ok bool) {
+	fwd, rev := true, true
+	for _, i := range hetIdx {
+		ca, cb := di.cellAt(a, i), di.cellAt(b, i)
+		g := sites[i].alleles
+		f := cellMatches(ca, g[0]) && cellMatches(cb, g[1])
+		r := cellMatches(ca, g[1]) && cellMatches(cb, g[0])
+		if isWobble(ca) || isWobble(cb) {
+			// The base each wobble cell stands for in this pair.
+			ba, bb := g[1], g[0]
+			if f {
+				ba, bb = g[0], g[1]
+			}
+			if isWobble(ca) && ba != di.refCells[i] {
+				bonus++
+			}
+			if isWobble(cb) && bb != di.refCells[i] {
+				bonus++
+			}
+		}
+		if !phased {
+			f = f || r
+			r = f
+		}
+		fwd = fwd && f
+		rev = rev && r
+		if !fwd && !rev {
+			break
+		}
+	}
+	return bonus, fwd || rev
+}
+
+// rankPairs sorts the pairs by score and names them: the top-scoring
+// diplotypes and the others, each once (sub-alleles such as SLCO1B1
+// *45.001 and *45.002 are reported as their allele).
+func (di *defIndex) rankPairs(pairs []pair) (top, alts []CalledDiplotype) {
 	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
-	// Sub-alleles (SLCO1B1 *45.001, *45.002) are reported as their allele.
 	seen := map[string]bool{}
-	var top, alts []CalledDiplotype
 	for _, p := range pairs {
 		cd := CalledDiplotype{Alleles: pairNames(di, p), Score: p.score}
 		key := diplotypeKey(cd.Alleles)
@@ -211,50 +238,58 @@ func (k *Caller) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, ph
 			alts = append(alts, cd)
 		}
 	}
-	// NAT2: for unphased data a fixed priority list picks one diplotype
-	// when every diplotype of a list entry fits the data.
-	if !phased && !haploid && len(d.UnphasedPriorities) > 0 {
-		all := append(append([]CalledDiplotype(nil), top...), alts...)
-		have := map[string]int{}
-		for i, cd := range all {
-			have[diplotypeKey(cd.Alleles)] = i
-		}
-		for _, r := range d.UnphasedPriorities {
-			ok := true
-			for _, l := range r.List {
-				if _, in := have[diplotypeKey(strings.Split(l, "/"))]; !in {
-					ok = false
-					break
-				}
-			}
-			pi, in := have[diplotypeKey(strings.Split(r.Pick, "/"))]
-			if !ok || !in {
-				continue
-			}
-			picked := all[pi]
-			var others []CalledDiplotype
-			for i, cd := range all {
-				if i != pi {
-					others = append(others, cd)
-				}
-			}
-			top, alts = []CalledDiplotype{picked}, others
-			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is picked by PharmCAT's unphased priority list among %s", d.Gene, r.Pick, strings.Join(r.List, ", ")))
-			break
-		}
+	return top, alts
+}
+
+// unphasedPriority applies the gene's unphased priority list (NAT2): for
+// unphased data, the first entry whose diplotypes all fit picks one
+// diplotype, and every other becomes an alternative.
+func unphasedPriority(d *engine.GeneDefinition, top, alts []CalledDiplotype, gc *GeneCall) ([]CalledDiplotype, []CalledDiplotype) {
+	all := append(append([]CalledDiplotype(nil), top...), alts...)
+	have := map[string]int{}
+	for i, cd := range all {
+		have[diplotypeKey(cd.Alleles)] = i
 	}
+	for _, r := range d.UnphasedPriorities {
+		ok := true
+		for _, l := range r.List {
+			if _, in := have[diplotypeKey(strings.Split(l, "/"))]; !in {
+				ok = false
+				break
+			}
+		}
+		pi, in := have[diplotypeKey(strings.Split(r.Pick, "/"))]
+		if !ok || !in {
+			continue
+		}
+		picked := all[pi]
+		var others []CalledDiplotype
+		for i, cd := range all {
+			if i != pi {
+				others = append(others, cd)
+			}
+		}
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: %s is picked by PharmCAT's unphased priority list among %s", d.Gene, r.Pick, strings.Join(r.List, ", ")))
+		return []CalledDiplotype{picked}, others
+	}
+	return top, alts
+}
+
+// reportPairs puts the top diplotypes and the alternatives, with their
+// phenotypes, into the call, with notes on ties and lower-scoring fits.
+func (k *Caller) reportPairs(gene string, top, alts []CalledDiplotype, gc *GeneCall) {
 	gc.Status = CallCalled
 	for _, cd := range top {
-		k.phenotypeInto(d.Gene, &cd)
+		k.phenotypeInto(gene, &cd)
 		gc.Diplotypes = append(gc.Diplotypes, cd)
 		gc.Source = append(gc.Source, cd.String())
 	}
 	for _, cd := range alts {
-		k.phenotypeInto(d.Gene, &cd)
+		k.phenotypeInto(gene, &cd)
 		gc.Alternatives = append(gc.Alternatives, cd)
 	}
 	if len(gc.Diplotypes) > 1 {
-		gc.Notes = append(gc.Notes, fmt.Sprintf("%d %s diplotypes score equally (%s); all are reported and the most severe advice applies", len(gc.Diplotypes), d.Gene, strings.Join(gc.Source, ", ")))
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%d %s diplotypes score equally (%s); all are reported and the most severe advice applies", len(gc.Diplotypes), gene, strings.Join(gc.Source, ", ")))
 	}
 	if n := len(gc.Alternatives); n > 0 {
 		var names []string
@@ -269,7 +304,7 @@ func (k *Caller) callPairs(di *defIndex, sites []site, gc *GeneCall, haploid, ph
 			}
 			names = append(names, s)
 		}
-		gc.Notes = append(gc.Notes, fmt.Sprintf("other %s diplotypes also fit the data, with a lower PharmCAT score: %s; phase or more positions would settle it", d.Gene, strings.Join(names, ", ")))
+		gc.Notes = append(gc.Notes, fmt.Sprintf("other %s diplotypes also fit the data, with a lower PharmCAT score: %s; phase or more positions would settle it", gene, strings.Join(names, ", ")))
 	}
 }
 
