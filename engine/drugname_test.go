@@ -181,7 +181,7 @@ func TestEveryDataNameReads(t *testing.T) {
 func TestDrugAnswerNeverSilent(t *testing.T) {
 	for _, in := range []string{"xyzzy", "Plavixx", "ctx"} {
 		res := check(t, engine.Request{Drug: in, Variants: []string{"rs4244285"}, Zygosity: map[string]engine.Zygosity{"rs4244285": engine.Hom}})
-		if res.DrugRecognised || res.OverallSeverity == "NONE" || len(res.Alerts) != 1 || res.Alerts[0].Category != engine.CategoryNotInterpreted {
+		if res.DrugRecognised || res.OverallSeverity == engine.SeverityNone || len(res.Alerts) != 1 || res.Alerts[0].Category != engine.CategoryNotInterpreted {
 			t.Errorf("%q: recognised=%v overall=%s alerts=%+v: an unrecognised drug must carry a visible not-interpreted alert", in, res.DrugRecognised, res.OverallSeverity, res.Alerts)
 		}
 		if res.DrugReading == nil || res.DrugReading.Status == engine.DrugStatusRecognised {
@@ -210,7 +210,7 @@ func TestCombinationEachIngredientChecked(t *testing.T) {
 	if !drugs["clopidogrel"] || !drugs["atorvastatin"] {
 		t.Errorf("confirmed alerts for %v, want clopidogrel and atorvastatin", drugs)
 	}
-	if res.OverallSeverity != "HIGH" || res.Alerts[0].Severity != "HIGH" {
+	if res.OverallSeverity != engine.SeverityHigh || res.Alerts[0].Severity != engine.SeverityHigh {
 		t.Errorf("overall %s, first alert %s", res.OverallSeverity, res.Alerts[0].Severity)
 	}
 	ids := map[string]bool{}

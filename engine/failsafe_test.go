@@ -164,7 +164,7 @@ func TestSLCO1B1Fallback(t *testing.T) {
 	}
 	var high, review bool
 	for _, a := range res.Alerts {
-		high = high || (a.Gene == "SLCO1B1" && a.Severity == "HIGH")
+		high = high || (a.Gene == "SLCO1B1" && a.Severity == engine.SeverityHigh)
 		review = review || (a.Gene == "SLCO1B1" && strings.Contains(a.Message, "Could not interpret") && strings.Contains(a.Message, "fit no defined allele pair"))
 	}
 	if !high || !review {

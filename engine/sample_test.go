@@ -28,7 +28,7 @@ func TestEvaluateSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OverallSeverity != "HIGH" || len(res.Genotype) != 1 || res.Genotype[0].Diplotype != "*2/*2" {
+	if res.OverallSeverity != engine.SeverityHigh || len(res.Genotype) != 1 || res.Genotype[0].Diplotype != "*2/*2" {
 		t.Fatalf("overall %s genotype %+v", res.OverallSeverity, res.Genotype)
 	}
 	_, err = k.EvaluateSample(engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}}, sc)

@@ -1,5 +1,7 @@
 package engine
 
+import "strconv"
+
 // Zygosity of a reported variant.
 type Zygosity string
 
@@ -38,7 +40,9 @@ type Request struct {
 	Patient         *Patient `json:"patient,omitempty"`
 }
 
-// Severity of an alert.
+// Severity of an alert, ordered: a higher value is more severe. Its
+// number is the spec's severity_score; its wire name belongs to the
+// surfaces (pgxapi/wire.go, cdshooks/cards.go).
 type Severity int
 
 // Severity levels (DESIGN.md §3).
@@ -49,29 +53,57 @@ const (
 	SeverityHigh     Severity = 3
 )
 
-// String returns the wire name of s.
+// String returns the constant's Go name ("SeverityHigh"), for logs and
+// test messages; the wire name is the surfaces'.
 func (s Severity) String() string {
 	switch s {
-	case SeverityHigh:
-		return "HIGH"
-	case SeverityModerate:
-		return "MODERATE"
+	case SeverityNone:
+		return "SeverityNone"
 	case SeverityInfo:
-		return "INFO"
+		return "SeverityInfo"
+	case SeverityModerate:
+		return "SeverityModerate"
+	case SeverityHigh:
+		return "SeverityHigh"
 	}
-	return "NONE"
+	return "Severity(" + strconv.Itoa(int(s)) + ")"
 }
+
+// Category of an alert: what the finding rests on. Its wire name belongs
+// to the surfaces (pgxapi/wire.go, cdshooks/cards.go).
+type Category int
 
 // Alert categories.
 const (
-	CategoryConfirmed      = "genotype-confirmed"
-	CategoryUnknown        = "genotype-unknown"
-	CategoryPopulationRisk = "population-risk"
+	// CategoryConfirmed: the patient's own genotype matched a rule.
+	CategoryConfirmed Category = iota + 1
+	// CategoryUnknown: no genotype for a gene that matters (a pre-test
+	// alert).
+	CategoryUnknown
+	// CategoryPopulationRisk: an India-specific risk of the drug from the
+	// state or community context.
+	CategoryPopulationRisk
 	// CategoryNotInterpreted marks an input the engine could not read (a
 	// drug name it does not recognise): nothing was checked for it, which
 	// is not a statement that it is safe.
-	CategoryNotInterpreted = "input-not-interpreted"
+	CategoryNotInterpreted
 )
+
+// String returns the constant's Go name ("CategoryConfirmed"), for logs
+// and test messages; the wire name is the surfaces'.
+func (c Category) String() string {
+	switch c {
+	case CategoryConfirmed:
+		return "CategoryConfirmed"
+	case CategoryUnknown:
+		return "CategoryUnknown"
+	case CategoryPopulationRisk:
+		return "CategoryPopulationRisk"
+	case CategoryNotInterpreted:
+		return "CategoryNotInterpreted"
+	}
+	return "Category(" + strconv.Itoa(int(c)) + ")"
+}
 
 // GenotypeCall is the engine's interpretation of one gene.
 type GenotypeCall struct {
@@ -93,10 +125,9 @@ type Alert struct {
 	ID string
 	// Drug names the covered drug the alert is about; set only in the
 	// answer for a combination product or ingredient list.
-	Drug          string
-	Severity      string
-	SeverityScore int
-	Variant       string
+	Drug     string
+	Severity Severity
+	Variant  string
 	// Gene is the pharmacogene the alert is about; empty when it concerns
 	// none (a state's endemic risk that names no gene of the drug, a drug
 	// name that was not recognised).
@@ -104,7 +135,7 @@ type Alert struct {
 	StarAllele      string
 	AFIndia         *float64
 	AFGlobal        *float64
-	Category        string
+	Category        Category
 	Message         string
 	Action          string
 	Alternatives    []string
@@ -119,9 +150,6 @@ type Alert struct {
 	GuidanceSource  string
 	Assumptions     []string
 }
-
-// Level returns the alert's severity as a typed value.
-func (a *Alert) Level() Severity { return Severity(a.SeverityScore) }
 
 // Alternative is a safer alternative drug.
 type Alternative struct {
@@ -264,7 +292,7 @@ type Result struct {
 	// DrugReading says how the drug input was read (drugname.go).
 	DrugReading          *DrugReading
 	Sensitivity          string
-	OverallSeverity      string
+	OverallSeverity      Severity
 	Alerts               []Alert
 	SaferAlternatives    []Alternative
 	IndianContext        IndianContext

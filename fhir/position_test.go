@@ -88,7 +88,7 @@ func TestPositionVariants(t *testing.T) {
 	// The matcher received the position (PharmCAT's *2 also needs
 	// rs12769205, so one position alone is "review", never normal).
 	b, _ := json.Marshal(res.Alerts)
-	if !strings.Contains(string(b), "94781859") || res.OverallSeverity == "NONE" {
+	if !strings.Contains(string(b), "94781859") || res.OverallSeverity == engine.SeverityNone {
 		t.Errorf("clopidogrel with CYP2C19*2 homozygous by GRCh38 HGVS: %s; %s", res.OverallSeverity, b)
 	}
 }

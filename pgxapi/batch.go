@@ -208,9 +208,9 @@ func (s *Server) summarise(results []engine.Result) (BatchSummary, []Citation) {
 	var testOrder []string
 	for i, r := range results {
 		item := BatchDrugSeverity{Index: i, Drug: r.Drug, DrugNormalised: r.DrugNormalised, DrugRecognised: r.DrugRecognised,
-			OverallSeverity: r.OverallSeverity, Sensitivity: r.Sensitivity, Genes: []string{}}
-		if severityRank[r.OverallSeverity] > severityRank[sum.OverallSeverity] {
-			sum.OverallSeverity = r.OverallSeverity
+			OverallSeverity: severityName(r.OverallSeverity), Sensitivity: r.Sensitivity, Genes: []string{}}
+		if severityRank[severityName(r.OverallSeverity)] > severityRank[sum.OverallSeverity] {
+			sum.OverallSeverity = severityName(r.OverallSeverity)
 		}
 		for j, a := range r.Alerts {
 			if j == 0 {
@@ -224,15 +224,15 @@ func (s *Server) summarise(results []engine.Result) (BatchSummary, []Citation) {
 			}
 			t, ok := tests[a.Gene]
 			if !ok {
-				t = &BatchGeneToTest{Gene: a.Gene, Drugs: []string{}, HighestSeverity: a.Severity}
+				t = &BatchGeneToTest{Gene: a.Gene, Drugs: []string{}, HighestSeverity: severityName(a.Severity)}
 				tests[a.Gene] = t
 				testOrder = append(testOrder, a.Gene)
 			}
 			if !slices.Contains(t.Drugs, r.DrugNormalised) {
 				t.Drugs = append(t.Drugs, r.DrugNormalised)
 			}
-			if severityRank[a.Severity] > severityRank[t.HighestSeverity] {
-				t.HighestSeverity = a.Severity
+			if severityRank[severityName(a.Severity)] > severityRank[t.HighestSeverity] {
+				t.HighestSeverity = severityName(a.Severity)
 			}
 		}
 		if !r.DrugRecognised && !slices.Contains(sum.DrugsNotCovered, r.Drug) {

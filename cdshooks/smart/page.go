@@ -226,7 +226,8 @@ type medView struct {
 	Citations   []citeView
 	Warnings    []string
 	Problem     string
-	rank        int
+	// rank orders the medicines, most severe first.
+	rank engine.Severity
 }
 
 type alertView struct {
@@ -269,28 +270,47 @@ type freqView struct {
 	Variant, Gene, Allele, India, Basis, Global string
 }
 
-func severityClass(sev string) string {
+// severityClass is the page's style class of a severity.
+func severityClass(sev engine.Severity) string {
 	switch sev {
-	case engine.SeverityHigh.String():
+	case engine.SeverityHigh:
 		return "critical"
-	case engine.SeverityModerate.String():
+	case engine.SeverityModerate:
 		return "warning"
-	case engine.SeverityInfo.String():
+	case engine.SeverityInfo:
 		return "info"
 	}
 	return "none"
 }
 
-func severityRank(sev string) int {
+// severityLabel is the page's name of a severity (the spec's names, as on
+// the cards and the REST answer).
+func severityLabel(sev engine.Severity) string {
 	switch sev {
-	case engine.SeverityHigh.String():
-		return 3
-	case engine.SeverityModerate.String():
-		return 2
-	case engine.SeverityInfo.String():
-		return 1
+	case engine.SeverityHigh:
+		return "HIGH"
+	case engine.SeverityModerate:
+		return "MODERATE"
+	case engine.SeverityInfo:
+		return "INFO"
 	}
-	return 0
+	return "NONE"
+}
+
+// categoryLabel is the page's name of an alert category (the cards'
+// topic code).
+func categoryLabel(c engine.Category) string {
+	switch c {
+	case engine.CategoryConfirmed:
+		return "genotype-confirmed"
+	case engine.CategoryUnknown:
+		return "genotype-unknown"
+	case engine.CategoryPopulationRisk:
+		return "population-risk"
+	case engine.CategoryNotInterpreted:
+		return "input-not-interpreted"
+	}
+	return ""
 }
 
 // citeURL returns a link for a citation: an http(s) URL as given, a PMID
@@ -368,7 +388,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		res := cr.Result
 		mv.Drug = firstNonEmpty(res.DrugNormalised, rw.drug)
-		mv.Severity, mv.Class, mv.rank = res.OverallSeverity, severityClass(res.OverallSeverity), severityRank(res.OverallSeverity)
+		mv.Severity, mv.Class, mv.rank = severityLabel(res.OverallSeverity), severityClass(res.OverallSeverity), res.OverallSeverity
 		mv.Sensitivity = res.Sensitivity
 		mv.Warnings = res.Warnings
 		if !res.DrugRecognised {
@@ -377,7 +397,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		mv.Alternative = res.SaferAlternatives
 		for _, a := range res.Alerts {
-			av := alertView{Severity: a.Severity, Class: severityClass(a.Severity), Category: a.Category, Gene: a.Gene,
+			av := alertView{Severity: severityLabel(a.Severity), Class: severityClass(a.Severity), Category: categoryLabel(a.Category), Gene: a.Gene,
 				Message: a.Message, Recommendation: a.Recommendation, Action: a.Action, Classification: a.Classification,
 				EvidenceLevel: a.EvidenceLevel, Source: firstNonEmpty(a.GuidanceSource, "CPIC"), Implications: a.Implications, Assumptions: a.Assumptions}
 			var gts []string
@@ -532,7 +552,7 @@ func citedPart(res *engine.Result, t engine.CitationTarget) string {
 	alert := func() string {
 		for _, a := range res.Alerts {
 			if a.ID == t.Alert {
-				return firstNonEmpty(a.Gene, a.Category)
+				return firstNonEmpty(a.Gene, categoryLabel(a.Category))
 			}
 		}
 		return "finding"

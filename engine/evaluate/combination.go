@@ -125,11 +125,11 @@ func (k *Engine) evaluateCombination(req engine.Request, rd engine.DrugReading, 
 	for i := range order {
 		order[i] = i
 	}
-	rank := map[string]int{engine.CategoryConfirmed: 0, engine.CategoryUnknown: 1, engine.CategoryPopulationRisk: 2, engine.CategoryNotInterpreted: 3}
+	rank := map[engine.Category]int{engine.CategoryConfirmed: 0, engine.CategoryUnknown: 1, engine.CategoryPopulationRisk: 2, engine.CategoryNotInterpreted: 3}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := alerts[order[i]], alerts[order[j]]
-		if a.Level() != b.Level() {
-			return a.Level() > b.Level()
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
 		}
 		return rank[a.Category] < rank[b.Category]
 	})
@@ -148,7 +148,7 @@ func (k *Engine) evaluateCombination(req engine.Request, rd engine.DrugReading, 
 		out.SaferAlternatives = []engine.Alternative{}
 	}
 	out.IndianContext = ic
-	out.OverallSeverity = engine.SeverityNone.String()
+	out.OverallSeverity = engine.SeverityNone
 	if len(out.Alerts) > 0 {
 		out.OverallSeverity = out.Alerts[0].Severity
 	}

@@ -114,7 +114,7 @@ func (ev *evaluation) alternatives() {
 				})
 				continue
 			}
-			if sub.OverallSeverity == "HIGH" && hasConfirmed(sub.Alerts) {
+			if sub.OverallSeverity == engine.SeverityHigh && hasConfirmed(sub.Alerts) {
 				ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
 					"%s is named as an alternative by the %s guideline but this genotype also makes it HIGH risk, so it is not suggested", name, r.Source))
 				continue
@@ -122,7 +122,7 @@ func (ev *evaluation) alternatives() {
 			why := fmt.Sprintf("named by the %s recommendation (%s)", r.Source, r.GuidelineName)
 			switch {
 			case hasConfirmed(sub.Alerts):
-				why += fmt.Sprintf("; re-checked against this genotype: %s", sub.OverallSeverity)
+				why += "; re-checked against this genotype: " + severityWord(sub.OverallSeverity)
 			case len(sub.Alerts) > 0:
 				why += "; its own pharmacogenes were not all genotyped (see a check of " + name + ")"
 			default:
@@ -135,7 +135,7 @@ func (ev *evaluation) alternatives() {
 
 func hasConfirmed(as []engine.Alert) bool {
 	for _, a := range as {
-		if a.Category == engine.CategoryConfirmed && a.Level() >= engine.SeverityHigh {
+		if a.Category == engine.CategoryConfirmed && a.Severity >= engine.SeverityHigh {
 			return true
 		}
 	}
@@ -359,4 +359,18 @@ func SpecEvidenceLevel(level string) bool {
 		return true
 	}
 	return false
+}
+
+// severityWord names a severity in the prose of a rationale, in the words
+// the rationale has always used (the spec's severity names).
+func severityWord(s engine.Severity) string {
+	switch s {
+	case engine.SeverityHigh:
+		return "HIGH"
+	case engine.SeverityModerate:
+		return "MODERATE"
+	case engine.SeverityInfo:
+		return "INFO"
+	}
+	return "NONE"
 }

@@ -185,7 +185,7 @@ func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engi
 		// A re-check of an alternative needs only its genotype alerts.
 		ev.identifyAlerts()
 		sortAlerts(res.Alerts)
-		res.OverallSeverity = engine.SeverityNone.String()
+		res.OverallSeverity = engine.SeverityNone
 		if len(res.Alerts) > 0 {
 			res.OverallSeverity = res.Alerts[0].Severity
 		}
@@ -197,7 +197,7 @@ func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engi
 	ev.identifyAlerts()
 	sortAlerts(res.Alerts)
 	ev.alternatives()
-	res.OverallSeverity = engine.SeverityNone.String()
+	res.OverallSeverity = engine.SeverityNone
 	if len(res.Alerts) > 0 {
 		res.OverallSeverity = res.Alerts[0].Severity
 	}
@@ -600,8 +600,7 @@ func firstSentence(s string) string {
 // alertFor builds the genotype-confirmed alert of a matched row.
 func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) engine.Alert {
 	a := engine.Alert{
-		Severity:       sev.String(),
-		SeverityScore:  int(sev),
+		Severity:       sev,
 		Category:       engine.CategoryConfirmed,
 		Action:         r.Text,
 		Recommendation: r.Text,
@@ -730,16 +729,16 @@ func contains(ss []string, s string) bool {
 
 func sortAlerts(as []engine.Alert) {
 	slices.SortStableFunc(as, func(a, b engine.Alert) int {
-		if a.Level() != b.Level() {
-			return cmp.Compare(b.Level(), a.Level())
+		if a.Severity != b.Severity {
+			return cmp.Compare(b.Severity, a.Severity)
 		}
 		return cmp.Compare(categoryRank(a.Category), categoryRank(b.Category))
 	})
 }
 
 // categoryRank orders alerts of one severity by category; an unknown
-// category ranks first (0), as a missing map key did.
-func categoryRank(c string) int {
+// category ranks first (0).
+func categoryRank(c engine.Category) int {
 	switch c {
 	case engine.CategoryUnknown:
 		return 1

@@ -110,8 +110,7 @@ func (ev *evaluation) preTestAlerts() {
 			sev = engine.SeverityModerate
 		}
 		a := engine.Alert{
-			Severity:        sev.String(),
-			SeverityScore:   int(sev),
+			Severity:        sev,
 			Gene:            gene,
 			Category:        engine.CategoryUnknown,
 			TestRecommended: true,
@@ -155,12 +154,12 @@ func (ev *evaluation) partialTestAlert(gene string, p *engine.DrugPair) {
 		return
 	}
 	for _, a := range ev.res.Alerts {
-		if a.Gene == gene && a.Level() >= engine.SeverityHigh {
+		if a.Gene == gene && a.Severity >= engine.SeverityHigh {
 			return
 		}
 	}
 	ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
-		Severity: engine.SeverityInfo.String(), SeverityScore: int(engine.SeverityInfo),
+		Severity:        engine.SeverityInfo,
 		Gene:            gene,
 		Category:        engine.CategoryUnknown,
 		TestRecommended: true,
@@ -209,7 +208,7 @@ func (ev *evaluation) populationAlerts() {
 		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
 		ev.sources[len(ev.res.Alerts)] = r.SourceIDs
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
-			Severity: engine.SeverityInfo.String(), SeverityScore: int(engine.SeverityInfo),
+			Severity:     engine.SeverityInfo,
 			Gene:         gene,
 			Category:     engine.CategoryPopulationRisk,
 			Message:      fmt.Sprintf("%s: %s (%s). %s", ic.StateNormalised, r.Risk, r.Note, ev.whyStateRisk(r, gene)),
@@ -233,7 +232,7 @@ func (ev *evaluation) populationAlerts() {
 		}
 		ev.sources[len(ev.res.Alerts)] = c.SourceIDs
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
-			Severity: engine.SeverityModerate.String(), SeverityScore: int(engine.SeverityModerate),
+			Severity:        engine.SeverityModerate,
 			Gene:            gene,
 			Category:        engine.CategoryPopulationRisk,
 			Message:         fmt.Sprintf("%s: %s (%s). %s", c.Name, c.Finding, c.Trait, ev.whyCommunity(c, gene)),

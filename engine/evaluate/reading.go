@@ -51,7 +51,7 @@ func notInterpretedAlert(r *engine.DrugReading) engine.Alert {
 		action = "Did you mean " + strings.Join(r.DidYouMean, " or ") + "? " + action
 	}
 	return engine.Alert{
-		Severity: engine.SeverityInfo.String(), SeverityScore: int(engine.SeverityInfo),
+		Severity:     engine.SeverityInfo,
 		Category:     engine.CategoryNotInterpreted,
 		Message:      what + ": no pharmacogenomic check was made for it, which is not a statement that it is safe. Review.",
 		Action:       action,

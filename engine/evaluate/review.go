@@ -20,7 +20,7 @@ func (ev *evaluation) reviewAlerts() {
 		}
 		p := ev.pair(gene)
 		a := engine.Alert{
-			Severity: engine.SeverityModerate.String(), SeverityScore: int(engine.SeverityModerate),
+			Severity:     engine.SeverityModerate,
 			Gene:         gene,
 			Category:     engine.CategoryUnknown,
 			Alternatives: []string{},

@@ -59,7 +59,7 @@ func (ev *evaluation) warfarinAlerts() {
 		assumptions = append(assumptions, "the flow chart needs both CYP2C9 (*2, *3) and VKORC1 -1639G>A; only "+calls[0].Gene+" was given")
 	}
 	a := engine.Alert{
-		Severity: engine.SeverityModerate.String(), SeverityScore: int(engine.SeverityModerate),
+		Severity:       engine.SeverityModerate,
 		Gene:           calls[0].Gene,
 		Category:       engine.CategoryConfirmed,
 		Message:        fmt.Sprintf("warfarin with %s: CPIC flow chart says calculate the dose with a pharmacogenetic algorithm.", strings.Join(phen, " and ")),

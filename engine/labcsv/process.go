@@ -120,9 +120,10 @@ type Row struct {
 	// (Options.Wire; read only; it
 	// may be shared with other rows). ResultDigest is "sha256:" and the
 	// hex SHA-256 of exactly these bytes ("" with Options.NoDigest).
-	Result          []byte
-	ResultDigest    string
-	OverallSeverity string
+	Result       []byte
+	ResultDigest string
+	// OverallSeverity is the result's overall severity (when OK).
+	OverallSeverity engine.Severity
 	Error           *RowError
 }
 
@@ -349,7 +350,7 @@ func newRowEvaluator(kb *evaluate.Engine, cache *resultCache, wire func(engine.R
 type cachedResult struct {
 	result   []byte
 	digest   string
-	severity string
+	severity engine.Severity
 	err      *RowError
 }
 

@@ -94,8 +94,10 @@ func newChunkRecord(c *labcsv.Chunk) chunkRecord {
 	for i := range c.Rows {
 		row := &c.Rows[i]
 		rows[i] = chunkRow{Row: row.Row, Line: row.Line, Input: row.Input}
-		outcomes[i] = chunkOutcome{Row: row.Row, OK: row.OK,
-			ResultDigest: row.ResultDigest, OverallSeverity: row.OverallSeverity, Error: row.Error}
+		outcomes[i] = chunkOutcome{Row: row.Row, OK: row.OK, ResultDigest: row.ResultDigest, Error: row.Error}
+		if row.OK {
+			outcomes[i].OverallSeverity = auditSeverityName(row.OverallSeverity)
+		}
 	}
 	return chunkRecord{
 		request:  chunkRequest{Kind: "batch_csv.chunk", Chunk: c.Index, Rows: rows},

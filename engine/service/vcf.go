@@ -66,7 +66,30 @@ type vcfChunkOutcome struct {
 	GenesCalled    int    `json:"genes_called"`
 	GenesForReview int    `json:"genes_for_review"`
 	// Checks are the drugs checked with each one's overall severity.
-	Checks []vcfcall.CheckOutcome `json:"checks,omitempty"`
+	Checks []vcfCheckOutcome `json:"checks,omitempty"`
+}
+
+// vcfCheckOutcome is one drug check of a sample in the audit record.
+type vcfCheckOutcome struct {
+	Drug            string `json:"drug"`
+	OverallSeverity string `json:"overall_severity,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+// vcfChecksOf is the audit form of a sample's checks; a check that could
+// not be made has no severity.
+func vcfChecksOf(checks []vcfcall.CheckOutcome) []vcfCheckOutcome {
+	if checks == nil {
+		return nil
+	}
+	out := make([]vcfCheckOutcome, len(checks))
+	for i, c := range checks {
+		out[i] = vcfCheckOutcome{Drug: c.Drug, Error: c.Error}
+		if c.Error == "" {
+			out[i].OverallSeverity = auditSeverityName(c.OverallSeverity)
+		}
+	}
+	return out
 }
 
 // vcfChunkRecord is the audit record of one group of samples.
@@ -85,7 +108,7 @@ func newVCFChunkRecord(c *vcfcall.Chunk) vcfChunkRecord {
 	for i, s := range c.Samples {
 		rec.request.Samples[i] = vcfChunkSample{Index: s.Index, Name: s.Name}
 		rec.response.Samples[i] = vcfChunkOutcome{Index: s.Index, ResultDigest: s.ResultDigest,
-			GenesCalled: s.GenesCalled, GenesForReview: s.GenesForReview, Checks: s.Checks}
+			GenesCalled: s.GenesCalled, GenesForReview: s.GenesForReview, Checks: vcfChecksOf(s.Checks)}
 	}
 	return rec
 }

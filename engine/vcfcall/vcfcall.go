@@ -109,11 +109,12 @@ type Sample struct {
 	Checks []CheckOutcome
 }
 
-// CheckOutcome summarises one drug check of a sample (for the audit).
+// CheckOutcome summarises one drug check of a sample (for the audit):
+// its overall severity, or why the check could not be made.
 type CheckOutcome struct {
-	Drug            string `json:"drug"`
-	OverallSeverity string `json:"overall_severity,omitempty"`
-	Error           string `json:"error,omitempty"`
+	Drug            string
+	OverallSeverity engine.Severity
+	Error           string
 }
 
 // Chunk is a group of consecutive samples handed over together (the unit
