@@ -313,49 +313,7 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	for g := range req.Diplotypes {
 		genes[g] = true
 	}
-	var toCall []string
-	assume := map[string]bool{}
-	for g := range genes {
-		if _, ok := k.idx.defs[g]; !ok {
-			continue
-		}
-		if _, given := req.Diplotypes[g]; given {
-			continue
-		}
-		toCall = append(toCall, g)
-		assume[g] = tested[g]
-	}
-	sort.Strings(toCall)
-	sex := ""
-	if req.Patient != nil {
-		sex = strings.ToLower(req.Patient.Sex)
-	}
-	var calls map[string]*GeneCall
-	if len(toCall) > 0 {
-		calls = k.callRequest(ro, CallOptions{Genes: toCall, AbsentAsDefault: assume, Sex: sex})
-		// A tested gene whose reported variants fit no allele pair when
-		// every unreported position is read as reference (a panel that
-		// typed rs4244285 but not the other *2 positions) is called again
-		// with the unreported positions unknown; the call then rests on
-		// the variants given and says so.
-		var retry []string
-		for _, g := range toCall {
-			if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
-				retry = append(retry, g)
-			}
-		}
-		if len(retry) > 0 {
-			again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
-			for _, g := range retry {
-				if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
-					c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))
-					c.NeedsReview = false
-					calls[g] = c
-					assume[g] = false
-				}
-			}
-		}
-	}
+	calls, assume := k.callGenes(ro, req, genes, tested)
 	for symbol := range genes {
 		g, ok := k.Gene(symbol)
 		_, hasDef := k.idx.defs[symbol]
@@ -386,6 +344,57 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	}
 	sort.Strings(gt.Unrecognised)
 	return gt
+}
+
+// callGenes calls, with the allele matcher, every gene of genes that has
+// an allele definition and was not given as a diplotype. assume says, per
+// gene, whether its unreported positions were read as reference (a tested
+// gene). A tested gene whose reported variants fit no allele pair when
+// every unreported position is read as reference (a panel that typed
+// rs4244285 but not the other *2 positions) is called again with the
+// unreported positions unknown; the call then rests on the variants given
+// and says so.
+func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map[string]bool) (calls map[string]*GeneCall, assume map[string]bool) {
+	var toCall []string
+	assume = map[string]bool{}
+	for g := range genes {
+		if _, ok := k.idx.defs[g]; !ok {
+			continue
+		}
+		if _, given := req.Diplotypes[g]; given {
+			continue
+		}
+		toCall = append(toCall, g)
+		assume[g] = tested[g]
+	}
+	sort.Strings(toCall)
+	if len(toCall) == 0 {
+		return nil, assume
+	}
+	sex := ""
+	if req.Patient != nil {
+		sex = strings.ToLower(req.Patient.Sex)
+	}
+	calls = k.callRequest(ro, CallOptions{Genes: toCall, AbsentAsDefault: assume, Sex: sex})
+	var retry []string
+	for _, g := range toCall {
+		if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
+			retry = append(retry, g)
+		}
+	}
+	if len(retry) == 0 {
+		return calls, assume
+	}
+	again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
+	for _, g := range retry {
+		if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))
+			c.NeedsReview = false
+			calls[g] = c
+			assume[g] = false
+		}
+	}
+	return calls, assume
 }
 
 func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {
