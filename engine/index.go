@@ -19,8 +19,8 @@ type index struct {
 }
 
 // Build builds the plain lookups over the rows. It must be called once
-// after loading.
-func (k *Knowledge) Build() error {
+// after loading; the parts' indexes are built by their own New.
+func (k *Knowledge) Build() {
 	ix := &index{
 		genes:    map[string]*Gene{},
 		alleles:  map[string]map[string]*Allele{},
@@ -62,7 +62,6 @@ func (k *Knowledge) Build() error {
 	}
 	ix.knownNames = k.entityNames()
 	k.idx = ix
-	return nil
 }
 
 // entityNames returns every gene, drug, allele, herb, disease, state and

@@ -28,14 +28,14 @@ type Request struct {
 	Diplotypes  map[string]string   `json:"diplotypes,omitempty"`
 	HLA         map[string]string   `json:"hla,omitempty"`
 	GenesTested []string            `json:"genes_tested,omitempty"`
-	// Calls are position-level genotype calls (observe.go).
+	// Calls are position-level genotype calls (engine/calling).
 	Calls      []PositionCall `json:"calls,omitempty"`
 	State      string         `json:"state,omitempty"`
 	Ethnicity  string         `json:"ethnicity,omitempty"`
 	Indication string         `json:"indication,omitempty"`
 	// IndicationCodes are coded indications, conditions and procedures
 	// (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED CT); they choose the guideline
-	// population before the free-text indication is read (indication.go).
+	// population before the free-text indication is read (engine/population).
 	IndicationCodes []Coding `json:"indication_codes,omitempty"`
 	Patient         *Patient `json:"patient,omitempty"`
 }
@@ -289,7 +289,7 @@ type Result struct {
 	DrugNormalised   string
 	DrugRecognised   bool
 	DidYouMean       []string
-	// DrugReading says how the drug input was read (drugname.go).
+	// DrugReading says how the drug input was read (engine/drugnames).
 	DrugReading          *DrugReading
 	Sensitivity          string
 	OverallSeverity      Severity

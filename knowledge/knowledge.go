@@ -87,9 +87,7 @@ func LoadBaseFS(fsys fs.FS) (*Base, error) {
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
-	if err := b.Engine.Build(); err != nil {
-		return nil, fmt.Errorf("knowledge: building indexes: %w", err)
-	}
+	b.Engine.Build()
 	if b.Evaluator, err = evaluate.New(b.Engine); err != nil {
 		return nil, fmt.Errorf("knowledge: building indexes: %w", err)
 	}

@@ -63,7 +63,7 @@ func TestBatchMedicationReconciliation(t *testing.T) {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(pgxapi.ResultOf(want), resp.Results[i]); diff != "" {
-			t.Errorf("results[%d] (%s) differs from engine.Evaluate (-engine +batch):\n%s", i, d, diff)
+			t.Errorf("results[%d] (%s) differs from evaluate.Engine.Evaluate (-engine +batch):\n%s", i, d, diff)
 		}
 	}
 

@@ -23,7 +23,7 @@ import (
 
 // This file is the engine side of a lab CSV batch, shared by
 // POST /pgx/batch_csv and "pgxsafety batch": it reads the file record by
-// record, evaluates every row with engine.Evaluate on all cores, and hands
+// record, evaluates every row with evaluate.Engine.Evaluate on all cores, and hands
 // the results back in file order, a chunk at a time. Memory is flat in the
 // number of rows: at most a few chunks are in flight, and the result cache
 // has a fixed byte budget.
@@ -545,7 +545,7 @@ func appendKey(dst []byte, fields []string) []byte {
 	return dst
 }
 
-// resultCache memoises row results within one run: engine.Evaluate is
+// resultCache memoises row results within one run: evaluate.Engine.Evaluate is
 // pure, so equal inputs give equal results (lab files repeat the same
 // drug, genotype and context on many rows). It is sharded and has a byte
 // budget; a shard that would exceed its share is emptied.

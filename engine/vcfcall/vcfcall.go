@@ -2,7 +2,7 @@
 // with the engine's allele matcher. It is the engine side of POST /pgx/vcf
 // and "pgxsafety call": it reads the file with engine/vcf, keeps only the
 // records at allele-definition positions, turns each sample's genotypes
-// into position observations and calls every gene with engine.CallSample.
+// into position observations and calls every gene with calling.Caller.CallSample.
 //
 // Memory stays flat in the number of samples: the file is read once per
 // group of Options.SamplesPerPass samples, and only that group's genotypes
@@ -12,7 +12,7 @@
 // handed over.
 //
 // With Options.Drugs every sample's genotypes are also checked against each
-// drug through engine.Evaluate, as position-level calls.
+// drug through evaluate.Engine.Evaluate, as position-level calls.
 //
 // The package is pure: the standard library and engine's own packages.
 package vcfcall
@@ -58,7 +58,7 @@ type Options struct {
 	// Progress, when set, is called every few thousand records and after
 	// each group of samples.
 	Progress func(Progress)
-	// Drugs are checked for every sample, with engine.Evaluate and the
+	// Drugs are checked for every sample, with evaluate.Engine.Evaluate and the
 	// sample's genotypes as position-level calls (the REST "calls" form),
 	// so a check reads exactly as POST /pgx/check with those calls. An
 	// invalid name is an *engine.ValidationError naming "drug[i]",
