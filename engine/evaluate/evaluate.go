@@ -15,14 +15,14 @@ import (
 
 // Evaluate answers one request from the knowledge alone. It is pure and
 // deterministic: the same knowledge and request give the same result.
-func (kb *Engine) Evaluate(req engine.Request) (engine.Result, error) {
-	if err := kb.calls.Validate(req); err != nil {
+func (k *Engine) Evaluate(req engine.Request) (engine.Result, error) {
+	if err := k.calls.Validate(req); err != nil {
 		return engine.Result{}, err
 	}
 	if err := population.ValidateContext(req); err != nil {
 		return engine.Result{}, err
 	}
-	return kb.evaluate(req, nil), nil
+	return k.evaluate(req, nil), nil
 }
 
 // EvaluateSample answers req — its drug, context and any diplotypes or HLA
@@ -30,7 +30,7 @@ func (kb *Engine) Evaluate(req engine.Request) (engine.Result, error) {
 // sample). Genes the sample call holds replace nothing given as a
 // diplotype: a supplied diplotype wins and says so. req must not carry
 // variants, calls or genes_tested (the sample is the genotype).
-func (kb *Engine) EvaluateSample(req engine.Request, sc calling.SampleCall) (engine.Result, error) {
+func (k *Engine) EvaluateSample(req engine.Request, sc calling.SampleCall) (engine.Result, error) {
 	var fe []engine.FieldError
 	if len(req.Variants) > 0 {
 		fe = append(fe, engine.FieldError{Field: "variants", Reason: "must be empty when the genotype comes from a sample"})
@@ -44,13 +44,13 @@ func (kb *Engine) EvaluateSample(req engine.Request, sc calling.SampleCall) (eng
 	if len(fe) > 0 {
 		return engine.Result{}, &engine.ValidationError{Fields: fe}
 	}
-	if err := kb.calls.Validate(req); err != nil {
+	if err := k.calls.Validate(req); err != nil {
 		return engine.Result{}, err
 	}
-	gt := kb.calls.InterpretGenotype(req)
-	kb.calls.AddSample(gt, req, sc)
+	gt := k.calls.InterpretGenotype(req)
+	k.calls.AddSample(gt, req, sc)
 	gt.Warnings = append(gt.Warnings, sc.Warnings...)
-	return kb.evaluateWith(req, gt), nil
+	return k.evaluateWith(req, gt), nil
 }
 
 // evaluation carries the intermediate state of one evaluation.
