@@ -21,7 +21,6 @@ type Caller struct {
 
 // index holds the allele caller's lookups over the knowledge rows.
 type index struct {
-	alleles map[string]map[string]*engine.Allele // gene → allele name → allele
 	// alleleAliases maps the parts of composite allele names ("c.1905+1G>A"
 	// and "*2A" of "c.1905+1G>A (*2A)") to the full name, per gene.
 	alleleAliases map[string]map[string]string
@@ -35,10 +34,7 @@ type index struct {
 // New indexes k's genes and allele definitions for calling. k must be
 // built (Knowledge.Build).
 func New(k *engine.Knowledge) (*Caller, error) {
-	ix := &index{
-		alleles:       map[string]map[string]*engine.Allele{},
-		alleleAliases: map[string]map[string]string{},
-	}
+	ix := &index{alleleAliases: map[string]map[string]string{}}
 	for i := range k.Genes {
 		g := &k.Genes[i]
 		m := map[string]*engine.Allele{}
@@ -46,7 +42,6 @@ func New(k *engine.Knowledge) (*Caller, error) {
 			a := &g.Alleles[j]
 			m[a.Name] = a
 		}
-		ix.alleles[g.Symbol] = m
 		ix.alleleAliases[g.Symbol] = compositeAliases(m)
 	}
 	defs, defPos, err := buildDefinitions(k)

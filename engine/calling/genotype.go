@@ -254,7 +254,7 @@ func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype,
 // "c.1905+1G>A (*2A)" ("c.1905+1G>A" or "*2A") where that part names one
 // allele only.
 func (k *Caller) alleleName(gene, s string) (string, bool) {
-	if _, ok := k.idx.alleles[gene][s]; ok {
+	if _, ok := k.Allele(gene, s); ok {
 		return s, true
 	}
 	a, ok := k.idx.alleleAliases[gene][s]

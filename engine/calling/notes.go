@@ -54,7 +54,8 @@ func digitRun(s string) int {
 // value first (DPYD); Malignant Hyperthermia associated, then uncertain,
 // then normal (RYR1, CACNA1S); then by name.
 func (k *Caller) lowerFunction(gene, x, y string) bool {
-	ax, ay := k.idx.alleles[gene][x], k.idx.alleles[gene][y]
+	ax, _ := k.Allele(gene, x)
+	ay, _ := k.Allele(gene, y)
 	rx, ry := functionRank(ax), functionRank(ay)
 	if rx != ry {
 		return rx < ry

@@ -34,7 +34,7 @@ func (k *Caller) Phenotype(gene string, alleles ...string) (PhenotypeCall, error
 	}
 	call := PhenotypeCall{Functions: make([]string, 0, len(alleles))}
 	for _, name := range alleles {
-		a, ok := k.idx.alleles[gene][name]
+		a, ok := k.Allele(gene, name)
 		if !ok {
 			return PhenotypeCall{}, fmt.Errorf("%s: unknown allele %q", gene, name)
 		}
@@ -97,7 +97,8 @@ func (k *Caller) activityScore(gene string, alleles []string) (string, error) {
 	sum := 0.0
 	atLeast := false
 	for _, name := range alleles {
-		v := k.idx.alleles[gene][name].Activity
+		a, _ := k.Allele(gene, name)
+		v := a.Activity
 		if v == "" || v == "n/a" {
 			return "n/a", nil
 		}
