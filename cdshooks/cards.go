@@ -219,9 +219,9 @@ func indicator(sev engine.Severity) string {
 	return IndicatorInfo
 }
 
-// severityName is the spec's name of a severity, as the cards' identities
-// have always been derived from it.
-func severityName(s engine.Severity) string {
+// SeverityName is the spec's name of a severity ("HIGH"), from which the
+// cards' identities are derived and which the review page shows.
+func SeverityName(s engine.Severity) string {
 	switch s {
 	case engine.SeverityHigh:
 		return "HIGH"
@@ -233,9 +233,9 @@ func severityName(s engine.Severity) string {
 	return "NONE"
 }
 
-// categoryCode is the card topic code of an alert category (the same
-// names as the REST answer's category).
-func categoryCode(c engine.Category) string {
+// CategoryCode is the card topic code of an alert category (the same
+// names as the REST answer's category), which the review page shows too.
+func CategoryCode(c engine.Category) string {
 	switch c {
 	case engine.CategoryConfirmed:
 		return "genotype-confirmed"
@@ -339,7 +339,7 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 	a := c.res.Alerts[i]
 	drug := c.drug.Drug
 	alts := alternativesOf(c.res, a)
-	parts := []string{orderName(c.order), drug, categoryCode(a.Category), a.Gene, severityName(a.Severity), a.Message, a.Recommendation}
+	parts := []string{orderName(c.order), drug, CategoryCode(a.Category), a.Gene, SeverityName(a.Severity), a.Message, a.Recommendation}
 	if a.Category == engine.CategoryUnknown && b.genomicsUnavailable() {
 		// A different card from "no result available": order-sign must
 		// not suppress one as the other.
@@ -428,7 +428,7 @@ func firstNonEmpty(ss ...string) string {
 func httpsURL(u string) bool { return strings.HasPrefix(u, "https://") }
 
 func (b *cardBuilder) source(c checked, a engine.Alert) Source {
-	topic := &Coding{System: TopicSystem, Code: categoryCode(a.Category), Display: map[engine.Category]string{
+	topic := &Coding{System: TopicSystem, Code: CategoryCode(a.Category), Display: map[engine.Category]string{
 		engine.CategoryConfirmed:      "Pharmacogenomic finding from the patient's genotype",
 		engine.CategoryUnknown:        "Pharmacogenomic test recommended before prescribing",
 		engine.CategoryPopulationRisk: "India population context",

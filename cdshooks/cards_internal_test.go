@@ -57,7 +57,7 @@ func TestPopulationRiskCard(t *testing.T) {
 	var card *Card
 	cards := b.build()
 	for i := range cards {
-		if cards[i].Source.Topic != nil && cards[i].Source.Topic.Code == categoryCode(engine.CategoryPopulationRisk) {
+		if cards[i].Source.Topic != nil && cards[i].Source.Topic.Code == CategoryCode(engine.CategoryPopulationRisk) {
 			card = &cards[i] // the first: cards keep the alerts' order
 			break
 		}

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
@@ -283,36 +284,6 @@ func severityClass(sev engine.Severity) string {
 	return "none"
 }
 
-// severityLabel is the page's name of a severity (the spec's names, as on
-// the cards and the REST answer).
-func severityLabel(sev engine.Severity) string {
-	switch sev {
-	case engine.SeverityHigh:
-		return "HIGH"
-	case engine.SeverityModerate:
-		return "MODERATE"
-	case engine.SeverityInfo:
-		return "INFO"
-	}
-	return "NONE"
-}
-
-// categoryLabel is the page's name of an alert category (the cards'
-// topic code).
-func categoryLabel(c engine.Category) string {
-	switch c {
-	case engine.CategoryConfirmed:
-		return "genotype-confirmed"
-	case engine.CategoryUnknown:
-		return "genotype-unknown"
-	case engine.CategoryPopulationRisk:
-		return "population-risk"
-	case engine.CategoryNotInterpreted:
-		return "input-not-interpreted"
-	}
-	return ""
-}
-
 // citeURL returns a link for a citation: an http(s) URL as given, a PMID
 // as its PubMed page; "" otherwise.
 func citeURL(u string) string {
@@ -388,7 +359,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		res := cr.Result
 		mv.Drug = firstNonEmpty(res.DrugNormalised, rw.drug)
-		mv.Severity, mv.Class, mv.rank = severityLabel(res.OverallSeverity), severityClass(res.OverallSeverity), res.OverallSeverity
+		mv.Severity, mv.Class, mv.rank = cdshooks.SeverityName(res.OverallSeverity), severityClass(res.OverallSeverity), res.OverallSeverity
 		mv.Sensitivity = res.Sensitivity
 		mv.Warnings = res.Warnings
 		if !res.DrugRecognised {
@@ -397,7 +368,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		mv.Alternative = res.SaferAlternatives
 		for _, a := range res.Alerts {
-			av := alertView{Severity: severityLabel(a.Severity), Class: severityClass(a.Severity), Category: categoryLabel(a.Category), Gene: a.Gene,
+			av := alertView{Severity: cdshooks.SeverityName(a.Severity), Class: severityClass(a.Severity), Category: cdshooks.CategoryCode(a.Category), Gene: a.Gene,
 				Message: a.Message, Recommendation: a.Recommendation, Action: a.Action, Classification: a.Classification,
 				EvidenceLevel: a.EvidenceLevel, Source: firstNonEmpty(a.GuidanceSource, "CPIC"), Implications: a.Implications, Assumptions: a.Assumptions}
 			var gts []string
@@ -552,7 +523,7 @@ func citedPart(res *engine.Result, t engine.CitationTarget) string {
 	alert := func() string {
 		for _, a := range res.Alerts {
 			if a.ID == t.Alert {
-				return firstNonEmpty(a.Gene, categoryLabel(a.Category))
+				return firstNonEmpty(a.Gene, cdshooks.CategoryCode(a.Category))
 			}
 		}
 		return "finding"
