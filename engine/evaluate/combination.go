@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,7 +149,7 @@ func (m *merge) addPart(p int, res engine.Result) {
 		})
 	}
 	for _, w := range res.Warnings {
-		if !contains(out.Warnings, w) {
+		if !slices.Contains(out.Warnings, w) {
 			out.Warnings = append(out.Warnings, w)
 		}
 	}

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,7 +26,7 @@ func (ev *evaluation) indianContext() {
 			ic.StateNormalised = st.Name
 			if ev.drug != nil {
 				for _, r := range st.Risks {
-					if contains(r.Drugs, ev.drug.Name) {
+					if slices.Contains(r.Drugs, ev.drug.Name) {
 						ic.EndemicRisks = append(ic.EndemicRisks, engine.EndemicRisk{Risk: r.Risk, Disease: r.Disease, Drugs: r.Drugs, Note: r.Note})
 					}
 				}
@@ -46,9 +47,9 @@ func (ev *evaluation) indianContext() {
 		if ev.drug != nil {
 			genes := ev.drugGenes()
 			for _, c := range cs {
-				relevant := contains(c.Drugs, ev.drug.Name)
+				relevant := slices.Contains(c.Drugs, ev.drug.Name)
 				for _, g := range c.Genes {
-					relevant = relevant || contains(genes, g)
+					relevant = relevant || slices.Contains(genes, g)
 				}
 				if relevant {
 					ic.CommunityNotes = append(ic.CommunityNotes, engine.CommunityNote{Community: c.Name, Trait: c.Trait, Finding: c.Finding})
@@ -60,13 +61,13 @@ func (ev *evaluation) indianContext() {
 		genes := ev.drugGenes()
 		n := 0
 		for _, v := range ev.kb.Variants {
-			if contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
+			if slices.Contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
 				n++
 			}
 		}
 		ic.PopulationFrequencies = make([]engine.PopulationFrequency, 0, n)
 		for _, v := range ev.kb.Variants {
-			if !contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
+			if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
 				continue
 			}
 			ic.PopulationFrequencies = append(ic.PopulationFrequencies, engine.PopulationFrequency{
@@ -75,7 +76,7 @@ func (ev *evaluation) indianContext() {
 			})
 		}
 		for _, h := range ev.kb.Herbs {
-			if contains(h.Drugs, ev.drug.Name) {
+			if slices.Contains(h.Drugs, ev.drug.Name) {
 				ic.TraditionalMedicine = append(ic.TraditionalMedicine, engine.HerbNote{
 					Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
 				})
@@ -255,7 +256,7 @@ func (ev *evaluation) citations() {
 	}
 	for i, alt := range res.SaferAlternatives {
 		for _, a := range res.Alerts {
-			if r := ev.byAlert[a.ID]; r != nil && contains(r.Alternatives, alt.Name) {
+			if r := ev.byAlert[a.ID]; r != nil && slices.Contains(r.Alternatives, alt.Name) {
 				cite(engine.CitationTarget{Kind: engine.CitesAlternative, Index: i}, r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
 				break
 			}
@@ -264,7 +265,7 @@ func (ev *evaluation) citations() {
 	if st, ok := ev.state(); ok {
 		n := 0
 		for _, r := range st.Risks {
-			if ev.drug == nil || !contains(r.Drugs, ev.drug.Name) {
+			if ev.drug == nil || !slices.Contains(r.Drugs, ev.drug.Name) {
 				continue
 			}
 			cite(engine.CitationTarget{Kind: engine.CitesEndemicRisk, Index: n}, ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
@@ -292,7 +293,7 @@ func (ev *evaluation) citations() {
 	}
 	hi := 0
 	for _, h := range ev.kb.Herbs {
-		if ev.drug != nil && contains(h.Drugs, ev.drug.Name) {
+		if ev.drug != nil && slices.Contains(h.Drugs, ev.drug.Name) {
 			cite(engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
 			hi++
 		}

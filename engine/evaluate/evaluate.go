@@ -718,15 +718,8 @@ func (ev *evaluation) variantOf(a *engine.Alert) {
 	}
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
+// sortAlerts orders alerts by severity, most severe first, then by
+// category (categoryRank); equal alerts keep their order.
 func sortAlerts(as []engine.Alert) {
 	slices.SortStableFunc(as, func(a, b engine.Alert) int {
 		if a.Severity != b.Severity {

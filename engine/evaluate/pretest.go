@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -89,7 +90,7 @@ func (ev *evaluation) preTestAlerts() {
 			}
 			if r.LookupType[gene] == "allele_status" && strings.HasSuffix(r.Lookup[gene], "positive") {
 				al, _, _ := strings.Cut(r.Lookup[gene], " ")
-				if !contains(alleles, al) {
+				if !slices.Contains(alleles, al) {
 					alleles = append(alleles, al)
 				}
 			}
@@ -202,7 +203,7 @@ func (ev *evaluation) populationAlerts() {
 	ic := &ev.res.IndianContext
 	st, _ := ev.state()
 	for _, r := range stateRisks(st) {
-		if !contains(r.Drugs, ev.drug.Name) {
+		if !slices.Contains(r.Drugs, ev.drug.Name) {
 			continue
 		}
 		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
@@ -218,7 +219,7 @@ func (ev *evaluation) populationAlerts() {
 		})
 	}
 	for _, c := range ev.communities {
-		if !contains(c.Drugs, ev.drug.Name) {
+		if !slices.Contains(c.Drugs, ev.drug.Name) {
 			continue
 		}
 		gene := ""
@@ -251,7 +252,7 @@ func (ev *evaluation) geneNamedIn(text string) string {
 		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
 	})
 	for _, w := range words {
-		if contains(ev.drugGenes(), w) {
+		if slices.Contains(ev.drugGenes(), w) {
 			return w
 		}
 	}
@@ -262,7 +263,7 @@ func (ev *evaluation) geneNamedIn(text string) string {
 // or that it is not one of the drug's CPIC genes.
 func (ev *evaluation) pairText(gene string) string {
 	p := ev.pair(gene)
-	if contains(ev.drugGenes(), gene) {
+	if slices.Contains(ev.drugGenes(), gene) {
 		if p != nil {
 			return fmt.Sprintf("%s is a CPIC level %s gene of %s, so a %s result changes the advice", gene, p.CPICLevel, ev.drug.Name, gene)
 		}
