@@ -3,6 +3,7 @@ package calling
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,7 +119,7 @@ func buildDefinitions(k *engine.Knowledge) (map[string]*defIndex, map[string]map
 				if ai == 0 {
 					di.refCells[i] = c.Allele
 				}
-				if !ma.ignored && !containsStr(di.used[i], c.Allele) {
+				if !ma.ignored && !slices.Contains(di.used[i], c.Allele) {
 					di.used[i] = append(di.used[i], c.Allele)
 				}
 			}

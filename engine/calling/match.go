@@ -2,6 +2,7 @@ package calling
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -121,15 +122,6 @@ type GeneCall struct {
 	// Observations are the non-reference observations used ("rs4244285
 	// chr10:94781859 G>A 0/1").
 	Observations []string
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CallSample calls every gene (or opt.Genes) of one sample from its
@@ -365,7 +357,7 @@ func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
 		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
 	}
 	r.undocumented(i, &s, o)
-	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || containsStr(s.alleles, di.refCells[i])
+	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
 	sites[i] = s
 	r.anyCalled = true
 	if !s.phased && s.het() {

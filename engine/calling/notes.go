@@ -1,6 +1,7 @@
 package calling
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,7 +122,7 @@ func (k *Caller) geneNotes(di *defIndex, sites []site, gc *GeneCall) {
 	}
 	has := func(allele string) bool {
 		for _, dp := range gc.Diplotypes {
-			if containsStr(dp.Alleles, allele) {
+			if slices.Contains(dp.Alleles, allele) {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package calling
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,7 +179,7 @@ type requestObs struct {
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
-	if m[gene] == nil || !containsStr(m[gene], s) {
+	if m[gene] == nil || !slices.Contains(m[gene], s) {
 		m[gene] = append(m[gene], s)
 	}
 }
@@ -493,17 +494,17 @@ func mergeGeneCall(gc, other *GeneCall) {
 		}
 	}
 	for _, s := range other.Source {
-		if !containsStr(gc.Source, s) {
+		if !slices.Contains(gc.Source, s) {
 			gc.Source = append(gc.Source, s)
 		}
 	}
 	for _, s := range other.Notes {
-		if !containsStr(gc.Notes, s) {
+		if !slices.Contains(gc.Notes, s) {
 			gc.Notes = append(gc.Notes, s)
 		}
 	}
 	for _, s := range other.Uninterpreted {
-		if !containsStr(gc.Uninterpreted, s) {
+		if !slices.Contains(gc.Uninterpreted, s) {
 			gc.Uninterpreted = append(gc.Uninterpreted, s)
 		}
 	}
