@@ -209,14 +209,44 @@ func (b *cardBuilder) uniqueUUIDs(cards []Card) []Card {
 }
 
 // indicator maps an engine severity to a card indicator.
-func indicator(sev string) string {
+func indicator(sev engine.Severity) string {
 	switch sev {
-	case engine.SeverityHigh.String():
+	case engine.SeverityHigh:
 		return IndicatorCritical
-	case engine.SeverityModerate.String():
+	case engine.SeverityModerate:
 		return IndicatorWarning
 	}
 	return IndicatorInfo
+}
+
+// SeverityName is the spec's name of a severity ("HIGH"), from which the
+// cards' identities are derived and which the review page shows.
+func SeverityName(s engine.Severity) string {
+	switch s {
+	case engine.SeverityHigh:
+		return "HIGH"
+	case engine.SeverityModerate:
+		return "MODERATE"
+	case engine.SeverityInfo:
+		return "INFO"
+	}
+	return "NONE"
+}
+
+// CategoryCode is the card topic code of an alert category (the same
+// names as the REST answer's category), which the review page shows too.
+func CategoryCode(c engine.Category) string {
+	switch c {
+	case engine.CategoryConfirmed:
+		return "genotype-confirmed"
+	case engine.CategoryUnknown:
+		return "genotype-unknown"
+	case engine.CategoryPopulationRisk:
+		return "population-risk"
+	case engine.CategoryNotInterpreted:
+		return "input-not-interpreted"
+	}
+	return ""
 }
 
 // stableUUID derives a UUID (RFC 9562 layout, version 8: custom) from the
@@ -309,7 +339,7 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 	a := c.res.Alerts[i]
 	drug := c.drug.Drug
 	alts := alternativesOf(c.res, a)
-	parts := []string{orderName(c.order), drug, a.Category, a.Gene, a.Severity, a.Message, a.Recommendation}
+	parts := []string{orderName(c.order), drug, CategoryCode(a.Category), a.Gene, SeverityName(a.Severity), a.Message, a.Recommendation}
 	if a.Category == engine.CategoryUnknown && b.genomicsUnavailable() {
 		// A different card from "no result available": order-sign must
 		// not suppress one as the other.
@@ -346,7 +376,7 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 	switch a.Category {
 	case engine.CategoryConfirmed:
 		g := genotypeText(a)
-		if a.Severity == engine.SeverityHigh.String() {
+		if a.Severity == engine.SeverityHigh {
 			if len(alts) > 0 {
 				names := make([]string, len(alts))
 				for i, x := range alts {
@@ -359,7 +389,7 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 		return fmt.Sprintf("%s: %s — %s: change the dose or monitor", drug, g, src)
 	case engine.CategoryUnknown:
 		level := ""
-		if d, ok := b.s.kb.Drug(c.drug.Drug); ok {
+		if d, ok := b.s.names.Drug(c.drug.Drug); ok {
 			for _, p := range d.Pairs {
 				if p.Gene == a.Gene {
 					level = " (CPIC level " + p.CPICLevel + ")"
@@ -398,7 +428,7 @@ func firstNonEmpty(ss ...string) string {
 func httpsURL(u string) bool { return strings.HasPrefix(u, "https://") }
 
 func (b *cardBuilder) source(c checked, a engine.Alert) Source {
-	topic := &Coding{System: TopicSystem, Code: a.Category, Display: map[string]string{
+	topic := &Coding{System: TopicSystem, Code: CategoryCode(a.Category), Display: map[engine.Category]string{
 		engine.CategoryConfirmed:      "Pharmacogenomic finding from the patient's genotype",
 		engine.CategoryUnknown:        "Pharmacogenomic test recommended before prescribing",
 		engine.CategoryPopulationRisk: "India population context",
@@ -456,7 +486,7 @@ func (b *cardBuilder) smartLink(cardID, drug string) (Link, bool) {
 }
 
 // overrideReasons are the reasons offered when a card is overridden.
-func overrideReasons(category string) []Coding {
+func overrideReasons(category engine.Category) []Coding {
 	if category == engine.CategoryUnknown {
 		return []Coding{
 			{Code: "result-held-elsewhere", System: OverrideReasonSystem, Display: "A genotype result exists outside this EHR"},
@@ -489,7 +519,7 @@ func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alter
 	case a.Category == engine.CategoryConfirmed && len(alts) > 0:
 		for _, alt := range alts {
 			var cuis []string
-			if d, ok := b.s.kb.Drug(alt.Name); ok {
+			if d, ok := b.s.names.Drug(alt.Name); ok {
 				cuis = d.RxNormCUIs
 			}
 			res, err := b.s.parser.BuildMedicationRequest(fhir.MedicationSuggestion{
@@ -507,11 +537,11 @@ func (b *cardBuilder) suggestions(c checked, a engine.Alert, alts []engine.Alter
 			out = append(out, Suggestion{
 				Label:         label,
 				UUID:          stableUUID(cardID, "suggestion", label),
-				IsRecommended: len(alts) == 1 && a.Severity == engine.SeverityHigh.String(),
+				IsRecommended: len(alts) == 1 && a.Severity == engine.SeverityHigh,
 				Actions:       append(del(), Action{Type: "create", Description: fmt.Sprintf("Order %s (%s).", alt.Name, coded), Resource: res}),
 			})
 		}
-	case a.Category == engine.CategoryConfirmed && a.Severity == engine.SeverityHigh.String() && c.order.Ref != "":
+	case a.Category == engine.CategoryConfirmed && a.Severity == engine.SeverityHigh && c.order.Ref != "":
 		label := fmt.Sprintf("Cancel the %s order", drug)
 		out = append(out, Suggestion{Label: label, UUID: stableUUID(cardID, "suggestion", label), Actions: del()})
 	case a.Category == engine.CategoryUnknown && a.Gene != "":

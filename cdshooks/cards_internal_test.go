@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // newTestBuilder returns a card builder over the embedded knowledge for an
 // order-sign call.
-func newTestBuilder(t *testing.T) (*cardBuilder, *engine.Knowledge) {
+func newTestBuilder(t *testing.T) (*cardBuilder, *evaluate.Engine) {
 	t.Helper()
 	kb, err := knowledge.Default()
 	if err != nil {
@@ -22,7 +23,7 @@ func newTestBuilder(t *testing.T) (*cardBuilder, *engine.Knowledge) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{kb: kb, parser: p, mapper: fhir.NewMapper(p, kb)}
+	s := &Server{kb: kb.Knowledge, names: kb.Names(), parser: p, mapper: fhir.NewMapper(p, kb.Names(), kb.Caller())}
 	call := &hookCall{hook: HookOrderSign, instance: "hook-1", service: "pgx-order-sign", patientID: "p1"}
 	return &cardBuilder{s: s, call: call, data: map[string]*keyData{}}, kb
 }
@@ -33,7 +34,7 @@ func newTestBuilder(t *testing.T) (*cardBuilder, *engine.Knowledge) {
 func TestPopulationRiskCard(t *testing.T) {
 	b, kb := newTestBuilder(t)
 	req := engine.Request{Drug: "primaquine", State: "Andaman and Nicobar Islands"}
-	res, err := engine.Evaluate(kb, req)
+	res, err := kb.Evaluate(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestPopulationRiskCard(t *testing.T) {
 	var card *Card
 	cards := b.build()
 	for i := range cards {
-		if cards[i].Source.Topic != nil && cards[i].Source.Topic.Code == engine.CategoryPopulationRisk {
+		if cards[i].Source.Topic != nil && cards[i].Source.Topic.Code == CategoryCode(engine.CategoryPopulationRisk) {
 			card = &cards[i] // the first: cards keep the alerts' order
 			break
 		}

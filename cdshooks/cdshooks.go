@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -95,6 +96,7 @@ type Config struct {
 type Server struct {
 	svc      *service.Service
 	kb       *engine.Knowledge
+	names    *drugnames.Reader
 	parser   *fhir.Parser
 	mapper   *fhir.Mapper
 	log      *zap.Logger
@@ -128,7 +130,7 @@ func New(svc *service.Service, cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{svc: svc, kb: svc.Knowledge(), parser: p, mapper: fhir.NewMapper(p, svc.Knowledge()), log: log, cfg: cfg}
+	s := &Server{svc: svc, kb: svc.Knowledge(), names: svc.Names(), parser: p, mapper: fhir.NewMapper(p, svc.Names(), svc.Caller()), log: log, cfg: cfg}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(cfg.PublicURL, "/"))
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {

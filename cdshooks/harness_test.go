@@ -25,9 +25,9 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/internal/cdsvalidate"
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -48,7 +48,7 @@ const (
 )
 
 var (
-	kb         *engine.Knowledge
+	kb         *evaluate.Engine
 	specKey    jwk.Key // the spec's published ES384 private key (tests only)
 	testdataCD = filepath.Join("..", "testdata", "cds")
 )

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 )
 
@@ -12,7 +13,7 @@ func benchmarkCheck(b *testing.B, req engine.Request) {
 	k := kb(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := engine.Evaluate(k, req); err != nil {
+		if _, err := k.Evaluate(req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,10 +47,10 @@ func FuzzEvaluate(f *testing.F) {
 	k := kb(f)
 	f.Fuzz(func(t *testing.T, drug, rs, gene, dip, hla, status string) {
 		req := engine.Request{Drug: drug, Variants: []string{rs}, Diplotypes: map[string]string{gene: dip}, HLA: map[string]string{hla: status}}
-		if _, err := engine.Evaluate(k, engine.Request{Drug: drug, Variants: []string{rs}, GenesTested: []string{gene}}); err != nil && !errors.Is(err, engine.ErrInvalid) {
+		if _, err := k.Evaluate(engine.Request{Drug: drug, Variants: []string{rs}, GenesTested: []string{gene}}); err != nil && !errors.Is(err, engine.ErrInvalid) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
-		res, err := engine.Evaluate(k, req)
+		res, err := k.Evaluate(req)
 		if err != nil {
 			return
 		}
@@ -73,7 +74,7 @@ func BenchmarkCallSampleReferenceVCF(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		sc := engine.CallSample(k, obs[0], engine.CallOptions{})
+		sc := k.Caller().CallSample(obs[0], calling.CallOptions{})
 		if len(sc.Genes) != 20 {
 			b.Fatalf("%d genes called", len(sc.Genes))
 		}

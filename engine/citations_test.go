@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // TestCitationsSpecValues checks every drug of the knowledge, with and
@@ -20,7 +21,7 @@ func TestCitationsSpecValues(t *testing.T) {
 		} {
 			res := check(t, req)
 			for _, c := range res.SourceCitations {
-				if c.EvidenceLevel != "" && !engine.SpecEvidenceLevel(c.EvidenceLevel) {
+				if c.EvidenceLevel != "" && !evaluate.SpecEvidenceLevel(c.EvidenceLevel) {
 					t.Errorf("%s: citation %+v evidence_level %q", d.Name, c.Target, c.EvidenceLevel)
 				}
 				if c.URL == "" || strings.HasPrefix(c.URL, "pgxsafety-knowledge:") {

@@ -10,7 +10,7 @@ func BenchmarkReadDrug(b *testing.B) {
 	for _, in := range inputs {
 		b.Run(in, func(b *testing.B) {
 			for b.Loop() {
-				k.ReadDrug(in)
+				k.Names().ReadDrug(in)
 			}
 		})
 	}

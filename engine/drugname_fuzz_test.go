@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/population"
 )
 
 // FuzzReadDrug: the drug-name reader never panics; what it reads as
@@ -16,7 +17,7 @@ func FuzzReadDrug(f *testing.F) {
 	}
 	k := kb(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		r := k.ReadDrug(s)
+		r := k.Names().ReadDrug(s)
 		switch r.Status {
 		case engine.DrugStatusRecognised, engine.DrugStatusPartial:
 			if len(r.Drugs) == 0 {
@@ -45,7 +46,7 @@ func FuzzSelectPopulation(f *testing.F) {
 	}
 	k := kb(f)
 	f.Fuzz(func(t *testing.T, text, code string) {
-		ch := k.SelectPopulation("clopidogrel", engine.PopulationContext{Text: text, Codes: []engine.Coding{{System: engine.SystemICD10CMURL, Code: code}}})
+		ch := k.Populations().SelectPopulation("clopidogrel", population.PopulationContext{Text: text, Codes: []engine.Coding{{System: engine.SystemICD10CMURL, Code: code}}})
 		if len(ch.Populations) == 0 || ch.Decided != (len(ch.Populations) == 1) {
 			t.Fatalf("%q %q: %+v", text, code, ch)
 		}

@@ -51,7 +51,7 @@ func TestReadDrugEveryDrug(t *testing.T) {
 			withBrand++
 		}
 		for kind, in := range cases {
-			r := k.ReadDrug(in)
+			r := k.Names().ReadDrug(in)
 			if r.Status != engine.DrugStatusRecognised || !slices.Contains(r.Drugs, d.Name) {
 				t.Errorf("%s %s: ReadDrug(%q) = %s %v (via %s %q), want %s", d.Name, kind, in, r.Status, r.Drugs, r.Via, r.Matched, d.Name)
 			}
@@ -122,7 +122,7 @@ func TestReadDrugNotations(t *testing.T) {
 		{"", engine.DrugStatusNotRecognised, []string{}, ""},
 	}
 	for _, tc := range tests {
-		r := k.ReadDrug(tc.in)
+		r := k.Names().ReadDrug(tc.in)
 		got := struct {
 			Status string
 			Drugs  []string
@@ -141,7 +141,7 @@ func TestReadDrugNotations(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{"Plavixx": "clopidogrel", "clopidogrl": "clopidogrel", "warfrin": "warfarin", "Tegretoll": "carbamazepine"} {
-		if r := k.ReadDrug(in); !slices.Contains(r.DidYouMean, want) {
+		if r := k.Names().ReadDrug(in); !slices.Contains(r.DidYouMean, want) {
 			t.Errorf("ReadDrug(%q).DidYouMean = %v, want %s among them", in, r.DidYouMean, want)
 		}
 	}
@@ -159,7 +159,7 @@ func TestEveryDataNameReads(t *testing.T) {
 			continue
 		}
 		n++
-		r := k.ReadDrug(dn.Name)
+		r := k.Names().ReadDrug(dn.Name)
 		if r.Status == engine.DrugStatusNotRecognised || r.Status == engine.DrugStatusNeedsConfirmation {
 			t.Errorf("data name %q (%s of %v) reads as %s", dn.Name, dn.Kind, dn.Drugs, r.Status)
 			continue
@@ -181,7 +181,7 @@ func TestEveryDataNameReads(t *testing.T) {
 func TestDrugAnswerNeverSilent(t *testing.T) {
 	for _, in := range []string{"xyzzy", "Plavixx", "ctx"} {
 		res := check(t, engine.Request{Drug: in, Variants: []string{"rs4244285"}, Zygosity: map[string]engine.Zygosity{"rs4244285": engine.Hom}})
-		if res.DrugRecognised || res.OverallSeverity == "NONE" || len(res.Alerts) != 1 || res.Alerts[0].Category != engine.CategoryNotInterpreted {
+		if res.DrugRecognised || res.OverallSeverity == engine.SeverityNone || len(res.Alerts) != 1 || res.Alerts[0].Category != engine.CategoryNotInterpreted {
 			t.Errorf("%q: recognised=%v overall=%s alerts=%+v: an unrecognised drug must carry a visible not-interpreted alert", in, res.DrugRecognised, res.OverallSeverity, res.Alerts)
 		}
 		if res.DrugReading == nil || res.DrugReading.Status == engine.DrugStatusRecognised {
@@ -210,7 +210,7 @@ func TestCombinationEachIngredientChecked(t *testing.T) {
 	if !drugs["clopidogrel"] || !drugs["atorvastatin"] {
 		t.Errorf("confirmed alerts for %v, want clopidogrel and atorvastatin", drugs)
 	}
-	if res.OverallSeverity != "HIGH" || res.Alerts[0].Severity != "HIGH" {
+	if res.OverallSeverity != engine.SeverityHigh || res.Alerts[0].Severity != engine.SeverityHigh {
 		t.Errorf("overall %s, first alert %s", res.OverallSeverity, res.Alerts[0].Severity)
 	}
 	ids := map[string]bool{}

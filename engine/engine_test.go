@@ -14,10 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
-func kb(t testing.TB) *engine.Knowledge {
+func kb(t testing.TB) *evaluate.Engine {
 	t.Helper()
 	k, err := knowledge.Default()
 	if err != nil {
@@ -28,10 +30,13 @@ func kb(t testing.TB) *engine.Knowledge {
 
 func f(v float64) *float64 { return &v }
 
+// anySeverity in a test table leaves the severity unchecked.
+const anySeverity engine.Severity = -1
+
 // check evaluates req and fails the test on a validation error.
 func check(t *testing.T, req engine.Request) engine.Result {
 	t.Helper()
-	res, err := engine.Evaluate(kb(t), req)
+	res, err := kb(t).Evaluate(req)
 	if err != nil {
 		t.Fatalf("Evaluate(%+v): %v", req, err)
 	}
@@ -53,9 +58,11 @@ func confirmed(res engine.Result) []engine.Alert {
 func TestMustShow(t *testing.T) {
 	male := &engine.Patient{Sex: "male", AgeYears: f(54), MonthsOnDrug: f(0)}
 	type want struct {
-		gene, phenotype, severity, classification string
-		textContains                              string
-		alternatives                              []string
+		gene, phenotype string
+		severity        engine.Severity
+		classification  string
+		textContains    string
+		alternatives    []string
 	}
 	tests := []struct {
 		name string
@@ -67,83 +74,83 @@ func TestMustShow(t *testing.T) {
 			req: engine.Request{Drug: "clopidogrel", Variants: []string{"rs12769205", "rs4244285"},
 				Zygosity:    map[string]engine.Zygosity{"rs12769205": engine.Hom, "rs4244285": engine.Hom},
 				GenesTested: []string{"CYP2C19"}, Indication: "acute coronary syndrome, PCI", Patient: male},
-			want: want{"CYP2C19", "Poor Metabolizer", "HIGH", "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
+			want: want{"CYP2C19", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
 		},
 		{
 			name: "clopidogrel CYP2C19 *2/*2 diplotype, ACS/PCI",
 			req:  engine.Request{Drug: "Clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}, Indication: "ACS with stent (PCI)"},
-			want: want{"CYP2C19", "Poor Metabolizer", "HIGH", "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
+			want: want{"CYP2C19", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid clopidogrel", []string{"prasugrel", "ticagrelor"}},
 		},
 		{
 			name: "carbamazepine HLA-B*15:02 positive, naive",
 			req:  engine.Request{Drug: "carbamazepine", HLA: map[string]string{"HLA-B*15:02": "positive"}, Patient: male},
-			want: want{"HLA-B", "HLA-B*15:02 positive", "HIGH", "Strong", "do not use carbamazepine", nil},
+			want: want{"HLA-B", "HLA-B*15:02 positive", engine.SeverityHigh, "Strong", "do not use carbamazepine", nil},
 		},
 		{
 			name: "azathioprine TPMT and NUDT15 poor from rsIDs",
 			req: engine.Request{Drug: "azathioprine", Variants: []string{"rs1800460", "rs1142345", "rs116855232"},
 				Zygosity:    map[string]engine.Zygosity{"rs1800460": engine.Hom, "rs1142345": engine.Hom, "rs116855232": engine.Hom},
 				GenesTested: []string{"TPMT", "NUDT15"}},
-			want: want{"TPMT", "Poor Metabolizer", "HIGH", "Strong", "non-thiopurine", nil},
+			want: want{"TPMT", "Poor Metabolizer", engine.SeverityHigh, "Strong", "non-thiopurine", nil},
 		},
 		{
 			name: "azathioprine TPMT *3A/*3A and NUDT15 *3/*3 diplotypes",
 			req:  engine.Request{Drug: "azathioprine", Diplotypes: map[string]string{"TPMT": "*3A/*3A", "NUDT15": "*3/*3"}},
-			want: want{"TPMT", "Poor Metabolizer", "HIGH", "Strong", "non-thiopurine", nil},
+			want: want{"TPMT", "Poor Metabolizer", engine.SeverityHigh, "Strong", "non-thiopurine", nil},
 		},
 		{
 			name: "fluorouracil DPYD c.1905+1G>A homozygous from rsID",
 			req: engine.Request{Drug: "fluorouracil", Variants: []string{"rs3918290"},
 				Zygosity: map[string]engine.Zygosity{"rs3918290": engine.Hom}, GenesTested: []string{"DPYD"}},
-			want: want{"DPYD", "Poor Metabolizer", "HIGH", "Strong", "Avoid use of 5-fluorouracil", nil},
+			want: want{"DPYD", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid use of 5-fluorouracil", nil},
 		},
 		{
 			name: "fluorouracil DPYD c.1905+1G>A homozygous diplotype",
 			req:  engine.Request{Drug: " Fluorouracil ", Diplotypes: map[string]string{"DPYD": "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)"}},
-			want: want{"DPYD", "Poor Metabolizer", "HIGH", "Strong", "Avoid use of 5-fluorouracil", nil},
+			want: want{"DPYD", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid use of 5-fluorouracil", nil},
 		},
 		{
 			name: "codeine CYP2D6 *4/*4 from rsID",
 			req: engine.Request{Drug: "codeine", Variants: []string{"rs3892097"},
 				Zygosity: map[string]engine.Zygosity{"rs3892097": engine.Hom}, GenesTested: []string{"CYP2D6"}},
-			want: want{"CYP2D6", "Poor Metabolizer", "HIGH", "Strong", "Avoid codeine", nil},
+			want: want{"CYP2D6", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid codeine", nil},
 		},
 		{
 			name: "codeine CYP2D6 *4/*4 diplotype",
 			req:  engine.Request{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": "*4/*4"}},
-			want: want{"CYP2D6", "Poor Metabolizer", "HIGH", "Strong", "Avoid codeine", nil},
+			want: want{"CYP2D6", "Poor Metabolizer", engine.SeverityHigh, "Strong", "Avoid codeine", nil},
 		},
 		{
 			name: "simvastatin SLCO1B1 rs4149056 homozygous",
 			req: engine.Request{Drug: "simvastatin", Variants: []string{"rs4149056"},
 				Zygosity: map[string]engine.Zygosity{"rs4149056": engine.Hom}, GenesTested: []string{"SLCO1B1"}},
-			want: want{"SLCO1B1", "Poor Function", "HIGH", "Strong", "alternative statin", nil},
+			want: want{"SLCO1B1", "Poor Function", engine.SeverityHigh, "Strong", "alternative statin", nil},
 		},
 		{
 			name: "simvastatin SLCO1B1 *5/*5 diplotype",
 			req:  engine.Request{Drug: "simvastatin", Diplotypes: map[string]string{"SLCO1B1": "*5/*5"}},
-			want: want{"SLCO1B1", "Poor Function", "HIGH", "Strong", "alternative statin", nil},
+			want: want{"SLCO1B1", "Poor Function", engine.SeverityHigh, "Strong", "alternative statin", nil},
 		},
 		{
 			name: "celecoxib CYP2C9 *3/*3 from rsID",
 			req: engine.Request{Drug: "celecoxib", Variants: []string{"rs1057910"},
 				Zygosity: map[string]engine.Zygosity{"rs1057910": engine.Hom}, GenesTested: []string{"CYP2C9"}},
-			want: want{"CYP2C9", "Poor Metabolizer", "", "Moderate", "25-50% of the lowest recommended starting dose", nil},
+			want: want{"CYP2C9", "Poor Metabolizer", anySeverity, "Moderate", "25-50% of the lowest recommended starting dose", nil},
 		},
 		{
 			name: "celecoxib CYP2C9 *3/*3 diplotype",
 			req:  engine.Request{Drug: "celecoxib", Diplotypes: map[string]string{"CYP2C9": "*3/*3"}},
-			want: want{"CYP2C9", "Poor Metabolizer", "", "Moderate", "25-50% of the lowest recommended starting dose", nil},
+			want: want{"CYP2C9", "Poor Metabolizer", anySeverity, "Moderate", "25-50% of the lowest recommended starting dose", nil},
 		},
 		{
 			name: "rasburicase G6PD deficient male from rsID",
 			req:  engine.Request{Drug: "rasburicase", Variants: []string{"rs5030868"}, GenesTested: []string{"G6PD"}, Patient: male},
-			want: want{"G6PD", "Deficient", "HIGH", "Strong", "Avoid use", nil},
+			want: want{"G6PD", "Deficient", engine.SeverityHigh, "Strong", "Avoid use", nil},
 		},
 		{
 			name: "rasburicase G6PD deficient male diplotype",
 			req:  engine.Request{Drug: "rasburicase", Diplotypes: map[string]string{"G6PD": "A- 202A_376G"}, Patient: male},
-			want: want{"G6PD", "Deficient", "HIGH", "Strong", "Avoid use", nil},
+			want: want{"G6PD", "Deficient", engine.SeverityHigh, "Strong", "Avoid use", nil},
 		},
 	}
 	for _, tt := range tests {
@@ -163,10 +170,10 @@ func TestMustShow(t *testing.T) {
 			if !contains(phen, tt.want.phenotype) {
 				t.Errorf("%s phenotypes %q (alert genotype %+v) do not include %q", tt.want.gene, phen, a.Genotype, tt.want.phenotype)
 			}
-			if tt.want.severity != "" && a.Severity != tt.want.severity {
+			if tt.want.severity != anySeverity && a.Severity != tt.want.severity {
 				t.Errorf("severity = %s, want %s (basis: %s)", a.Severity, tt.want.severity, a.Recommendation)
 			}
-			if a.Severity != "HIGH" && a.Severity != "MODERATE" {
+			if a.Severity != engine.SeverityHigh && a.Severity != engine.SeverityModerate {
 				t.Errorf("severity = %s, want HIGH or MODERATE", a.Severity)
 			}
 			if a.Classification != tt.want.classification {
@@ -263,7 +270,7 @@ func TestNoFalseAlerts(t *testing.T) {
 				}
 			}
 			for _, a := range confirmed(res) {
-				if a.Severity == "HIGH" || a.Severity == "MODERATE" {
+				if a.Severity == engine.SeverityHigh || a.Severity == engine.SeverityModerate {
 					t.Errorf("unexpected %s alert for %s: %s", a.Severity, a.Gene, a.Message)
 				}
 			}
@@ -283,7 +290,7 @@ func TestPreTest(t *testing.T) {
 				t.Error("test_recommended false")
 			}
 			// CYP2C19 no-function alleles are common in India (*2 ≈ 0.36).
-			if a.Severity != "MODERATE" {
+			if a.Severity != engine.SeverityModerate {
 				t.Errorf("severity %s, want MODERATE", a.Severity)
 			}
 		}
@@ -329,7 +336,7 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := engine.Evaluate(kb(t), tt.req)
+			_, err := kb(t).Evaluate(tt.req)
 			var ve *engine.ValidationError
 			if !errors.As(err, &ve) || !errors.Is(err, engine.ErrInvalid) {
 				t.Fatalf("err = %v, want ValidationError", err)
@@ -416,7 +423,7 @@ func TestG6PDFemaleHeterozygous(t *testing.T) {
 	}
 	// CPIC: "enzyme activity must be measured" — shown, not silently dropped.
 	cs := confirmed(res)
-	if len(cs) == 0 || cs[0].Severity != "INFO" || !strings.Contains(cs[0].Recommendation, "enzyme activity") {
+	if len(cs) == 0 || cs[0].Severity != engine.SeverityInfo || !strings.Contains(cs[0].Recommendation, "enzyme activity") {
 		t.Errorf("want an INFO alert with the enzyme-activity advice, got %+v", cs)
 	}
 }
@@ -460,13 +467,13 @@ func TestDiplotypeTable(t *testing.T) {
 		}
 		rows++
 		gene, dip := rec[col["gene"]], rec[col["diplotype"]]
-		alleles, err := k.ParseDiplotype(gene, dip)
+		alleles, err := k.Caller().ParseDiplotype(gene, dip)
 		if err == nil && rec[col["n_alleles"]] == "2" && len(alleles) == 1 {
 			alleles = []string{dip, dip} // cannot happen for a real pair; keeps the count honest
 		}
-		var call engine.PhenotypeCall
+		var call calling.PhenotypeCall
 		if err == nil {
-			call, err = k.Phenotype(gene, alleles...)
+			call, err = k.Caller().Phenotype(gene, alleles...)
 		}
 		if gene == "RYR1" && err == nil && (reclassified[alleles[0]] || reclassified[alleles[len(alleles)-1]]) {
 			changed++
@@ -531,7 +538,7 @@ func TestMissingGeneNotInvented(t *testing.T) {
 func TestDPWGOnly(t *testing.T) {
 	res := check(t, engine.Request{Drug: "siponimod", Diplotypes: map[string]string{"CYP2C9": "*3/*3"}})
 	cs := confirmed(res)
-	if len(cs) == 0 || cs[0].Severity != "HIGH" || cs[0].GuidanceSource != "DPWG" {
+	if len(cs) == 0 || cs[0].Severity != engine.SeverityHigh || cs[0].GuidanceSource != "DPWG" {
 		t.Fatalf("alerts = %+v", res.Alerts)
 	}
 	if !strings.Contains(res.SourceCitations[0].Source, "CC BY-SA 4.0") {
@@ -562,7 +569,7 @@ func TestEveryGeneTested(t *testing.T) {
 	for _, g := range k.Genes {
 		for _, drug := range []string{"clopidogrel", "amikacin", "codeine", "carbamazepine"} {
 			req := engine.Request{Drug: drug, GenesTested: []string{g.Symbol}}
-			if _, err := engine.Evaluate(k, req); err != nil {
+			if _, err := k.Evaluate(req); err != nil {
 				t.Errorf("%s tested, %s: %v", g.Symbol, drug, err)
 			}
 		}
@@ -570,7 +577,7 @@ func TestEveryGeneTested(t *testing.T) {
 	for _, r := range k.RsIDs {
 		for _, z := range []engine.Zygosity{engine.Het, engine.Hom} {
 			req := engine.Request{Drug: "warfarin", Variants: []string{r.RsID}, Zygosity: map[string]engine.Zygosity{r.RsID: z}, GenesTested: []string{r.Gene}}
-			if _, err := engine.Evaluate(k, req); err != nil {
+			if _, err := k.Evaluate(req); err != nil {
 				t.Errorf("%s %s: %v", r.RsID, z, err)
 			}
 		}
@@ -627,13 +634,13 @@ func TestDiplotypesAcrossDrugs(t *testing.T) {
 			if rec[col["n_alleles"]] == "1" {
 				sex = "male" // a one-allele G6PD row is a hemizygous genotype
 			}
-			res, err := engine.Evaluate(k, engine.Request{Drug: drug, Diplotypes: map[string]string{gene: dip}, Patient: &engine.Patient{Sex: sex}})
+			res, err := k.Evaluate(engine.Request{Drug: drug, Diplotypes: map[string]string{gene: dip}, Patient: &engine.Patient{Sex: sex}})
 			if err != nil {
 				t.Errorf("%s %s %s: %v", drug, gene, dip, err)
 				continue
 			}
 			for _, a := range res.Alerts {
-				if a.Severity == "HIGH" && (a.Guideline == nil || a.Guideline.Name == "") {
+				if a.Severity == engine.SeverityHigh && (a.Guideline == nil || a.Guideline.Name == "") {
 					t.Errorf("%s %s %s: HIGH alert without a guideline", drug, gene, dip)
 				}
 			}
@@ -651,7 +658,7 @@ func TestDiplotypesAcrossDrugs(t *testing.T) {
 func TestNoGenotypeNoReassurance(t *testing.T) {
 	k := kb(t)
 	for _, d := range k.Drugs {
-		res, err := engine.Evaluate(k, engine.Request{Drug: d.Name})
+		res, err := k.Evaluate(engine.Request{Drug: d.Name})
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name, err)
 		}
@@ -691,7 +698,7 @@ func TestPartialGene(t *testing.T) {
 func TestCompositeAlleleNames(t *testing.T) {
 	for _, d := range []string{"*2A/*2A", "c.1905+1G>A/c.1905+1G>A", "c.1905+1G>A (*2A)/*2A"} {
 		res := check(t, engine.Request{Drug: "fluorouracil", Diplotypes: map[string]string{"DPYD": d}})
-		if res.OverallSeverity != "HIGH" {
+		if res.OverallSeverity != engine.SeverityHigh {
 			t.Errorf("%s: overall %s", d, res.OverallSeverity)
 		}
 	}

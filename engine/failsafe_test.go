@@ -26,8 +26,8 @@ func TestFailSafeEveryGene(t *testing.T) {
 			}
 		}
 	}
-	for _, gene := range k.DefinitionGenes() {
-		d, _ := k.Definition(gene)
+	for _, gene := range k.Caller().DefinitionGenes() {
+		d, _ := k.Caller().Definition(gene)
 		p, free := undocumentedBase(d)
 		if p == nil {
 			t.Errorf("%s: no SNV position with an unused base to test", gene)
@@ -67,11 +67,11 @@ func TestFailSafeEveryGene(t *testing.T) {
 			if req.Drug == "" {
 				req.Drug = "warfarin"
 			}
-			if err := k.Validate(req); err != nil {
+			if err := k.Caller().Validate(req); err != nil {
 				t.Errorf("%s %s: refused: %v", gene, pr.name, err)
 				continue
 			}
-			gt := k.InterpretGenotype(req)
+			gt := k.Caller().InterpretGenotype(req)
 			gg := gt.Genes[gene]
 			if gg == nil || len(gg.Review) == 0 {
 				t.Errorf("%s %s: not marked for review: %+v", gene, pr.name, gg)
@@ -85,7 +85,7 @@ func TestFailSafeEveryGene(t *testing.T) {
 					t.Errorf("%s %s: diplotype %v (%q) given despite review", gene, pr.name, d.Alleles, d.Call.Phenotype)
 				}
 			}
-			res, err := engine.Evaluate(k, req)
+			res, err := k.Evaluate(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func undocumentedBase(d *engine.GeneDefinition) (*engine.DefinedPosition, string
 // review beside it.
 func TestSLCO1B1Fallback(t *testing.T) {
 	k := kb(t)
-	res, err := engine.Evaluate(k, engine.Request{Drug: "simvastatin", GenesTested: []string{"SLCO1B1"}, Calls: []engine.PositionCall{
+	res, err := k.Evaluate(engine.Request{Drug: "simvastatin", GenesTested: []string{"SLCO1B1"}, Calls: []engine.PositionCall{
 		{Chrom: "chr12", Pos: 21176879, Ref: "C", Alt: "A", Genotype: "1/1"},
 		{Chrom: "chr12", Pos: 21178615, Ref: "T", Alt: "C", Genotype: "1/1"}}})
 	if err != nil {
@@ -164,7 +164,7 @@ func TestSLCO1B1Fallback(t *testing.T) {
 	}
 	var high, review bool
 	for _, a := range res.Alerts {
-		high = high || (a.Gene == "SLCO1B1" && a.Severity == "HIGH")
+		high = high || (a.Gene == "SLCO1B1" && a.Severity == engine.SeverityHigh)
 		review = review || (a.Gene == "SLCO1B1" && strings.Contains(a.Message, "Could not interpret") && strings.Contains(a.Message, "fit no defined allele pair"))
 	}
 	if !high || !review {

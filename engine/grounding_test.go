@@ -28,7 +28,7 @@ func TestGrounding(t *testing.T) {
 		for _, g := range genotypes {
 			req := g
 			req.Drug = d.Name
-			res, err := engine.Evaluate(k, req)
+			res, err := k.Evaluate(req)
 			if err != nil {
 				t.Fatalf("%s: %v", d.Name, err)
 			}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,6 +124,48 @@ func transparencyLibrary(pkg string) bool {
 		}
 	}
 	return false
+}
+
+// partRules are the engine packages whose imports inside engine are
+// bounded (docs/architecture.md): the root imports no engine package; the
+// allele caller, the drug-name reader and the population selector import
+// only the root, never each other or the evaluation; only the evaluation
+// joins them. The medication-list summary and the India panel read the
+// root's rows and results only (the panel shares the summary's reading of
+// actionable genes). A package not listed here (service, labcsv, vcfcall, …) may
+// use any of them.
+var partRules = map[string][]string{
+	module + "/engine":            {},
+	module + "/engine/calling":    {module + "/engine"},
+	module + "/engine/drugnames":  {module + "/engine"},
+	module + "/engine/population": {module + "/engine"},
+	module + "/engine/medlist":    {module + "/engine"},
+	module + "/engine/indiapanel": {module + "/engine", module + "/engine/medlist"},
+	module + "/engine/evaluate": {
+		module + "/engine", module + "/engine/calling",
+		module + "/engine/drugnames", module + "/engine/population",
+	},
+}
+
+// TestEnginePartBoundaries enforces partRules on every dependency, direct
+// or not, of each bounded package: a part reaches no other engine package
+// than those it is allowed, even through a third package.
+func TestEnginePartBoundaries(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH; cannot run go list")
+	}
+	for pkg, allowed := range partRules {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderrOf(err))
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == pkg || !within(dep, module+"/engine") || slices.Contains(allowed, dep) {
+				continue
+			}
+			t.Errorf("%s depends on %s; it may reach only %v inside engine", pkg, dep, allowed)
+		}
+	}
 }
 
 func stderrOf(err error) string {

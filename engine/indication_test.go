@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/population"
 )
 
 const (
@@ -17,7 +18,7 @@ const (
 	sct     = "http://snomed.info/sct"
 )
 
-var allClopidogrel = []string{engine.PopACSPCI, engine.PopNonACS, engine.PopNeuro}
+var allClopidogrel = []string{population.PopACSPCI, population.PopNonACS, population.PopNeuro}
 
 // TestSelectPopulation is the table of the population selector: codes,
 // negated free text, ambiguity and the other context rules.
@@ -27,52 +28,52 @@ func TestSelectPopulation(t *testing.T) {
 	tests := []struct {
 		name    string
 		drug    string
-		ctx     engine.PopulationContext
+		ctx     population.PopulationContext
 		want    []string
 		decided bool
 		basis   string
 	}{
 		// Codes.
-		{"WHO ICD-10 NSTEMI", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10, "I21.4")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"ICD-10-CM without the dot", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I214")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"ICD-10-CM code under a category header", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I21.A1")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"system by name", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c("ICD-10-CM", "I25.10")}}, []string{engine.PopNonACS}, true, "codes"},
-		{"stable CAD", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10")}}, []string{engine.PopNonACS}, true, "codes"},
-		{"PCI procedure (ICD-10-PCS)", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(pcs, "0270346")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"stable CAD plus PCI: ACS/PCI wins", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10"), c(pcs, "0270346")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"ischaemic stroke (ICD-10-CM)", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I63.9")}}, []string{engine.PopNeuro}, true, "codes"},
-		{"SNOMED acute MI", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(sct, "10273003")}}, []string{engine.PopACSPCI}, true, "codes"},
-		{"codes beat text", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10")}, Text: "ACS with stent"}, []string{engine.PopNonACS}, true, "codes"},
+		{"WHO ICD-10 NSTEMI", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10, "I21.4")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"ICD-10-CM without the dot", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I214")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"ICD-10-CM code under a category header", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I21.A1")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"system by name", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c("ICD-10-CM", "I25.10")}}, []string{population.PopNonACS}, true, "codes"},
+		{"stable CAD", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10")}}, []string{population.PopNonACS}, true, "codes"},
+		{"PCI procedure (ICD-10-PCS)", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(pcs, "0270346")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"stable CAD plus PCI: ACS/PCI wins", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10"), c(pcs, "0270346")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"ischaemic stroke (ICD-10-CM)", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I63.9")}}, []string{population.PopNeuro}, true, "codes"},
+		{"SNOMED acute MI", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(sct, "10273003")}}, []string{population.PopACSPCI}, true, "codes"},
+		{"codes beat text", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I25.10")}, Text: "ACS with stent"}, []string{population.PopNonACS}, true, "codes"},
 		// Ambiguity.
-		{"stroke and stable CAD: undecided", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I63.9"), c(icd10cm, "I25.10")}}, allClopidogrel, false, ""},
-		{"unknown code falls back to text", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c(icd10cm, "E11.9")}, Text: "stroke"}, []string{engine.PopNeuro}, true, "text"},
-		{"unknown system, no text", "clopidogrel", engine.PopulationContext{Codes: []engine.Coding{c("http://loinc.org", "1234-5")}}, allClopidogrel, false, ""},
-		{"nothing", "clopidogrel", engine.PopulationContext{}, allClopidogrel, false, ""},
+		{"stroke and stable CAD: undecided", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "I63.9"), c(icd10cm, "I25.10")}}, allClopidogrel, false, ""},
+		{"unknown code falls back to text", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c(icd10cm, "E11.9")}, Text: "stroke"}, []string{population.PopNeuro}, true, "text"},
+		{"unknown system, no text", "clopidogrel", population.PopulationContext{Codes: []engine.Coding{c("http://loinc.org", "1234-5")}}, allClopidogrel, false, ""},
+		{"nothing", "clopidogrel", population.PopulationContext{}, allClopidogrel, false, ""},
 		// Text with negation.
-		{"stable coronary disease, no PCI", "clopidogrel", engine.PopulationContext{Text: "stable coronary disease, no PCI"}, []string{engine.PopNonACS}, true, "text"},
-		{"CAD without stent", "clopidogrel", engine.PopulationContext{Text: "coronary artery disease without stent"}, []string{engine.PopNonACS}, true, "text"},
-		{"ACS ruled out", "clopidogrel", engine.PopulationContext{Text: "chest pain, ACS ruled out; stable angina"}, []string{engine.PopNonACS}, true, "text"},
-		{"non-ACS non-PCI", "clopidogrel", engine.PopulationContext{Text: "non-ACS non-PCI"}, []string{engine.PopNonACS}, true, "text"},
-		{"ACS with PCI", "clopidogrel", engine.PopulationContext{Text: "Acute coronary syndrome with PCI"}, []string{engine.PopACSPCI}, true, "text"},
-		{"post-PCI", "clopidogrel", engine.PopulationContext{Text: "status post PCI, drug-eluting stent"}, []string{engine.PopACSPCI}, true, "text"},
-		{"no history of stroke, PAD", "clopidogrel", engine.PopulationContext{Text: "peripheral arterial disease; no history of stroke"}, []string{engine.PopNonACS}, true, "text"},
-		{"TIA", "clopidogrel", engine.PopulationContext{Text: "TIA last week"}, []string{engine.PopNeuro}, true, "text"},
-		{"stroke and coronary disease: undecided", "clopidogrel", engine.PopulationContext{Text: "stroke and coronary disease"}, allClopidogrel, false, ""},
-		{"a word inside a word is not a term", "clopidogrel", engine.PopulationContext{Text: "padding"}, allClopidogrel, false, ""},
+		{"stable coronary disease, no PCI", "clopidogrel", population.PopulationContext{Text: "stable coronary disease, no PCI"}, []string{population.PopNonACS}, true, "text"},
+		{"CAD without stent", "clopidogrel", population.PopulationContext{Text: "coronary artery disease without stent"}, []string{population.PopNonACS}, true, "text"},
+		{"ACS ruled out", "clopidogrel", population.PopulationContext{Text: "chest pain, ACS ruled out; stable angina"}, []string{population.PopNonACS}, true, "text"},
+		{"non-ACS non-PCI", "clopidogrel", population.PopulationContext{Text: "non-ACS non-PCI"}, []string{population.PopNonACS}, true, "text"},
+		{"ACS with PCI", "clopidogrel", population.PopulationContext{Text: "Acute coronary syndrome with PCI"}, []string{population.PopACSPCI}, true, "text"},
+		{"post-PCI", "clopidogrel", population.PopulationContext{Text: "status post PCI, drug-eluting stent"}, []string{population.PopACSPCI}, true, "text"},
+		{"no history of stroke, PAD", "clopidogrel", population.PopulationContext{Text: "peripheral arterial disease; no history of stroke"}, []string{population.PopNonACS}, true, "text"},
+		{"TIA", "clopidogrel", population.PopulationContext{Text: "TIA last week"}, []string{population.PopNeuro}, true, "text"},
+		{"stroke and coronary disease: undecided", "clopidogrel", population.PopulationContext{Text: "stroke and coronary disease"}, allClopidogrel, false, ""},
+		{"a word inside a word is not a term", "clopidogrel", population.PopulationContext{Text: "padding"}, allClopidogrel, false, ""},
 		// Age and months on drug.
-		{"adult", "voriconazole", engine.PopulationContext{AgeYears: f(40)}, []string{"adults"}, true, "age"},
-		{"child", "voriconazole", engine.PopulationContext{AgeYears: f(9)}, []string{"pediatrics"}, true, "age"},
-		{"age unknown", "voriconazole", engine.PopulationContext{}, []string{"adults", "pediatrics"}, false, ""},
-		{"carbamazepine naive", "carbamazepine", engine.PopulationContext{MonthsOnDrug: f(0)}, []string{"CBZ naive"}, true, "months on drug"},
-		{"carbamazepine >3 months", "carbamazepine", engine.PopulationContext{MonthsOnDrug: f(6)}, []string{"CBZ use >3mos"}, true, "months on drug"},
-		{"carbamazepine 2 months: undecided", "carbamazepine", engine.PopulationContext{MonthsOnDrug: f(2)}, []string{"CBZ naive", "CBZ use >3mos", "CBZ-no alternatives"}, false, ""},
-		{"phenytoin >3 months", "phenytoin", engine.PopulationContext{MonthsOnDrug: f(12)}, []string{"PHT use >3mos"}, true, "months on drug"},
+		{"adult", "voriconazole", population.PopulationContext{AgeYears: f(40)}, []string{"adults"}, true, "age"},
+		{"child", "voriconazole", population.PopulationContext{AgeYears: f(9)}, []string{"pediatrics"}, true, "age"},
+		{"age unknown", "voriconazole", population.PopulationContext{}, []string{"adults", "pediatrics"}, false, ""},
+		{"carbamazepine naive", "carbamazepine", population.PopulationContext{MonthsOnDrug: f(0)}, []string{"CBZ naive"}, true, "months on drug"},
+		{"carbamazepine >3 months", "carbamazepine", population.PopulationContext{MonthsOnDrug: f(6)}, []string{"CBZ use >3mos"}, true, "months on drug"},
+		{"carbamazepine 2 months: undecided", "carbamazepine", population.PopulationContext{MonthsOnDrug: f(2)}, []string{"CBZ naive", "CBZ use >3mos", "CBZ-no alternatives"}, false, ""},
+		{"phenytoin >3 months", "phenytoin", population.PopulationContext{MonthsOnDrug: f(12)}, []string{"PHT use >3mos"}, true, "months on drug"},
 		// One population only.
-		{"one population", "codeine", engine.PopulationContext{Text: "stroke"}, []string{"general"}, true, ""},
+		{"one population", "codeine", population.PopulationContext{Text: "stroke"}, []string{"general"}, true, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := k.SelectPopulation(tc.drug, tc.ctx)
+			ch := k.Populations().SelectPopulation(tc.drug, tc.ctx)
 			if diff := cmp.Diff(tc.want, ch.Populations); diff != "" {
 				t.Errorf("populations (-want +got):\n%s\nreason %q notes %q", diff, ch.Reason, ch.Notes)
 			}
@@ -94,8 +95,8 @@ func TestPopulationFromCodesInAnswer(t *testing.T) {
 		IndicationCodes: []engine.Coding{{System: icd10cm, Code: "I25.10"}}, Indication: "stable coronary disease, no PCI"}
 	res := check(t, req)
 	a := confirmed(res)
-	if len(a) != 1 || a[0].Population != engine.PopNonACS {
-		t.Fatalf("confirmed alerts %+v, want one for %s", a, engine.PopNonACS)
+	if len(a) != 1 || a[0].Population != population.PopNonACS {
+		t.Fatalf("confirmed alerts %+v, want one for %s", a, population.PopNonACS)
 	}
 	if !slices.ContainsFunc(a[0].Assumptions, func(s string) bool { return strings.Contains(s, "coded indication") && strings.Contains(s, "I25.10") }) {
 		t.Errorf("assumptions %q do not name the code", a[0].Assumptions)
@@ -111,7 +112,7 @@ func TestPopulationFromCodesInAnswer(t *testing.T) {
 	if len(a) != 1 || !slices.ContainsFunc(a[0].Assumptions, func(s string) bool { return strings.Contains(s, "every one was evaluated") }) {
 		t.Errorf("undecided population not stated: %+v", a)
 	}
-	if _, err := engine.Evaluate(kb(t), engine.Request{Drug: "clopidogrel", IndicationCodes: []engine.Coding{{System: icd10}}}); err == nil || !strings.Contains(err.Error(), "indication_codes[0].code") {
+	if _, err := kb(t).Evaluate(engine.Request{Drug: "clopidogrel", IndicationCodes: []engine.Coding{{System: icd10}}}); err == nil || !strings.Contains(err.Error(), "indication_codes[0].code") {
 		t.Errorf("a coding without a code: err %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // FuzzVariantItems feeds arbitrary variants items (rsIDs, rsID:ALLELE,
@@ -53,7 +54,7 @@ func FuzzDiplotypeNotation(f *testing.F) {
 	k := kb(f)
 	f.Fuzz(func(t *testing.T, d string) {
 		for _, gene := range []string{"CYP2D6", "G6PD"} {
-			alleles, err := k.ParseDiplotype(gene, d)
+			alleles, err := k.Caller().ParseDiplotype(gene, d)
 			if err == nil && (len(alleles) < 1 || len(alleles) > 2) {
 				t.Fatalf("%s %q: %d alleles", gene, d, len(alleles))
 			}
@@ -64,15 +65,15 @@ func FuzzDiplotypeNotation(f *testing.F) {
 
 // checkAnswer validates req; an accepted request must evaluate without
 // error, and a gene marked for review must not read as a result.
-func checkAnswer(t *testing.T, k *engine.Knowledge, req engine.Request) {
+func checkAnswer(t *testing.T, k *evaluate.Engine, req engine.Request) {
 	t.Helper()
-	if err := k.Validate(req); err != nil {
+	if err := k.Caller().Validate(req); err != nil {
 		if _, ok := err.(*engine.ValidationError); !ok {
 			t.Fatalf("validation error of type %T: %v", err, err)
 		}
 		return
 	}
-	gt := k.InterpretGenotype(req)
+	gt := k.Caller().InterpretGenotype(req)
 	for gene, gg := range gt.Genes {
 		for _, d := range gg.Diplotypes {
 			if len(gg.Review) > 0 && (strings.HasPrefix(d.Call.Phenotype, "Normal") || d.Call.Phenotype == "") {
@@ -80,7 +81,7 @@ func checkAnswer(t *testing.T, k *engine.Knowledge, req engine.Request) {
 			}
 		}
 	}
-	res, err := engine.Evaluate(k, req)
+	res, err := k.Evaluate(req)
 	if err != nil {
 		t.Fatalf("accepted request failed: %v", err)
 	}

@@ -21,7 +21,7 @@ type Knowledge struct {
 	Herbs           []HerbInteraction
 	Warfarin        *FlowChart
 	// Definitions are PharmCAT's allele definitions in VCF space, used by
-	// the allele matcher (definition.go, match.go).
+	// the allele matcher (definition.go; engine/calling).
 	Definitions []GeneDefinition
 	DrugNames   []DrugName       // names.go
 	Indications []IndicationCode // names.go

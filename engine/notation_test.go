@@ -35,7 +35,7 @@ func TestDiplotypeNotations(t *testing.T) {
 		{"G6PD", "Chatham", []string{"Chatham"}, "", "Deficient", ""},
 	}
 	for _, tc := range tests {
-		got, err := k.ParseDiplotype(tc.gene, tc.dip)
+		got, err := k.Caller().ParseDiplotype(tc.gene, tc.dip)
 		if tc.errHas != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 				t.Errorf("%s %s: err %v, want one containing %q", tc.gene, tc.dip, err, tc.errHas)
@@ -49,7 +49,7 @@ func TestDiplotypeNotations(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s %s alleles (-want +got):\n%s", tc.gene, tc.dip, diff)
 		}
-		call, err := k.Phenotype(tc.gene, got...)
+		call, err := k.Caller().Phenotype(tc.gene, got...)
 		if err != nil {
 			t.Errorf("%s %s: %v", tc.gene, tc.dip, err)
 			continue
@@ -68,7 +68,7 @@ func TestOneAlleleRefused(t *testing.T) {
 		{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*17"}},
 		{Drug: "rasburicase", Diplotypes: map[string]string{"G6PD": "Chatham"}, Patient: &engine.Patient{Sex: "female"}},
 	} {
-		_, err := engine.Evaluate(k, req)
+		_, err := k.Evaluate(req)
 		ve, ok := err.(*engine.ValidationError)
 		if !ok || len(ve.Fields) != 1 || !strings.HasPrefix(ve.Fields[0].Field, "diplotypes.") {
 			t.Errorf("%v: got %v, want one field error on diplotypes", req.Diplotypes, err)

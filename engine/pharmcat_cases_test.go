@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
@@ -81,8 +82,8 @@ var missingRe = regexp.MustCompile(`definition position\(s\) missing from the VC
 // non-reference genotypes plus reference calls at every other definition
 // position of the tested genes, except the positions the case says were
 // missing.
-func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) ([]engine.PositionObservation, engine.CallOptions) {
-	opt := engine.CallOptions{Genes: []string{c.Gene}}
+func caseObservations(t *testing.T, k *evaluate.Engine, dir string, c pcCase) ([]calling.PositionObservation, calling.CallOptions) {
+	opt := calling.CallOptions{Genes: []string{c.Gene}}
 	if c.Input.Patient != nil {
 		opt.Sex = c.Input.Patient.Sex
 	}
@@ -103,10 +104,10 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 			haploid = true
 		}
 	}
-	var obs []engine.PositionObservation
+	var obs []calling.PositionObservation
 	seen := map[string]bool{}
 	for _, n := range c.NonRef {
-		o := engine.PositionObservation{Chrom: n.Chrom, Pos: n.Pos, Ref: n.Ref, Phased: c.Phased, Source: "case"}
+		o := calling.PositionObservation{Chrom: n.Chrom, Pos: n.Pos, Ref: n.Ref, Phased: c.Phased, Source: "case"}
 		for _, a := range n.Alleles {
 			switch {
 			case a == ".":
@@ -131,7 +132,7 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 		seen[fmt.Sprintf("%s:%d", n.Chrom, n.Pos)] = true
 	}
 	for _, g := range c.Input.GenesTested {
-		d, ok := k.Definition(g)
+		d, ok := k.Caller().Definition(g)
 		if !ok {
 			continue
 		}
@@ -145,7 +146,7 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 			if hap {
 				gt = []int{0}
 			}
-			obs = append(obs, engine.PositionObservation{Chrom: d.Chromosome, Pos: p.Pos, Ref: p.Ref, Alts: p.Alts, GT: gt, Source: "case"})
+			obs = append(obs, calling.PositionObservation{Chrom: d.Chromosome, Pos: p.Pos, Ref: p.Ref, Alts: p.Alts, GT: gt, Source: "case"})
 			seen[key] = true
 		}
 	}
@@ -155,19 +156,19 @@ func caseObservations(t *testing.T, k *engine.Knowledge, dir string, c pcCase) (
 // readTestVCF reads the first sample of a PharmCAT test VCF with the
 // engine's VCF reader (several PharmCAT fixtures are written out of order,
 // which only AllowUnsorted accepts).
-func readTestVCF(t *testing.T, k *engine.Knowledge, path string) []engine.PositionObservation {
+func readTestVCF(t *testing.T, k *evaluate.Engine, path string) []calling.PositionObservation {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: k.IsDefinitionPosition,
+	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: k.Caller().IsDefinitionPosition,
 		SelectSample: func(i int, _ string) bool { return i == 0 }})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var obs []engine.PositionObservation
+	var obs []calling.PositionObservation
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -181,9 +182,9 @@ func readTestVCF(t *testing.T, k *engine.Knowledge, path string) []engine.Positi
 }
 
 // observation converts one sample's call at a VCF record.
-func observation(rec vcf.Record, sample int) engine.PositionObservation {
+func observation(rec vcf.Record, sample int) calling.PositionObservation {
 	c := rec.Calls[sample]
-	return engine.PositionObservation{Chrom: vcf.NormChrom(rec.Chrom), Pos: rec.Pos, Ref: rec.Ref, Alts: rec.Alts,
+	return calling.PositionObservation{Chrom: vcf.NormChrom(rec.Chrom), Pos: rec.Pos, Ref: rec.Ref, Alts: rec.Alts,
 		GT: c.Alleles, Phased: c.Phased, Source: fmt.Sprintf("line %d", rec.Line)}
 }
 
@@ -272,7 +273,7 @@ func TestPharmCATCasesPositions(t *testing.T) {
 		switch c.Kind {
 		case "vcf":
 			obs, opt := caseObservations(t, k, dir, c)
-			sc := engine.CallSample(k, obs, opt)
+			sc := k.Caller().CallSample(obs, opt)
 			gc := sc.Gene(c.Gene)
 			if gc == nil {
 				status = "no gene"
@@ -283,7 +284,7 @@ func TestPharmCATCasesPositions(t *testing.T) {
 			if !c.PharmcatMode.TopOnly {
 				// PharmCAT was asked for every matching diplotype: compare
 				// with the reported ones plus the alternatives.
-				ds = append(append([]engine.CalledDiplotype(nil), ds...), gc.Alternatives...)
+				ds = append(append([]calling.CalledDiplotype(nil), ds...), gc.Alternatives...)
 			}
 			for _, d := range ds {
 				got = append(got, d.String())
@@ -292,17 +293,17 @@ func TestPharmCATCasesPositions(t *testing.T) {
 			detail = fmt.Sprintf("source %v notes %v review %v missing %d", gc.Source, gc.Notes, gc.Uninterpreted, len(gc.MissingPositions))
 		case "diplotype":
 			d := c.Input.Diplotypes[c.Gene]
-			alleles, err := k.ParseDiplotype(c.Gene, d)
+			alleles, err := k.Caller().ParseDiplotype(c.Gene, d)
 			if err != nil {
 				status = "error: " + err.Error()
 				break
 			}
-			call, err := k.Phenotype(c.Gene, alleles...)
+			call, err := k.Caller().Phenotype(c.Gene, alleles...)
 			if err != nil {
 				status = "error: " + err.Error()
 				break
 			}
-			status = engine.CallCalled
+			status = calling.CallCalled
 			got = []string{c.Expected.Diplotypes[0]}
 			phen = []string{call.Phenotype}
 			if len(c.Expected.ActivityScores) > 0 && call.ActivityScore != c.Expected.ActivityScores[0] {
@@ -312,9 +313,9 @@ func TestPharmCATCasesPositions(t *testing.T) {
 		ok := false
 		switch c.Expected.Status {
 		case "no_call":
-			ok = status != engine.CallCalled
+			ok = status != calling.CallCalled
 		case "called":
-			ok = status == engine.CallCalled && sameDiplotypeSet(got, c.Expected.Diplotypes) &&
+			ok = status == calling.CallCalled && sameDiplotypeSet(got, c.Expected.Diplotypes) &&
 				(c.Expected.Phenotypes == nil || sameSet(phen, c.Expected.Phenotypes))
 		}
 		tl := perGene[c.Gene]

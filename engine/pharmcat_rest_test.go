@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // restForms are the REST input forms a VCF-derived case can be sent in.
@@ -18,7 +20,7 @@ var restForms = []string{"rsid+zygosity", "calls"}
 // non-reference genotype plus explicit 0/0 calls at the other definition
 // positions of the tested genes, leaving out the positions the case says
 // were missing).
-func caseRequest(t *testing.T, k *engine.Knowledge, c pcCase, form string) engine.Request {
+func caseRequest(t *testing.T, k *evaluate.Engine, c pcCase, form string) engine.Request {
 	req := engine.Request{Drug: c.Input.Drug}
 	if c.Input.Patient != nil {
 		req.Patient = &engine.Patient{Sex: c.Input.Patient.Sex}
@@ -36,7 +38,7 @@ func caseRequest(t *testing.T, k *engine.Knowledge, c pcCase, form string) engin
 	case "calls":
 		obs, _ := caseObservations(t, k, datapacktest.PharmCATDir(t), c)
 		for _, o := range obs {
-			if _, ok := k.Definition(c.Gene); !ok {
+			if _, ok := k.Caller().Definition(c.Gene); !ok {
 				continue
 			}
 			var gt []string
@@ -97,18 +99,18 @@ func TestPharmCATCasesREST(t *testing.T) {
 			} else {
 				req = caseRequest(t, k, c, form)
 			}
-			if err := k.Validate(req); err != nil {
+			if err := k.Caller().Validate(req); err != nil {
 				bad = append(bad, fmt.Sprintf("%s %s: refused: %v", c.ID, form, err))
 				continue
 			}
-			gt := k.InterpretGenotype(req)
+			gt := k.Caller().InterpretGenotype(req)
 			gg := gt.Genes[c.Gene]
 			var got, phen []string
 			status := "no gene"
 			if gg != nil {
-				status = engine.CallNotCalled
+				status = calling.CallNotCalled
 				if len(gg.Diplotypes) > 0 {
-					status = engine.CallCalled
+					status = calling.CallCalled
 				}
 				for _, d := range gg.Diplotypes {
 					got = append(got, d.String())
@@ -127,16 +129,16 @@ func TestPharmCATCasesREST(t *testing.T) {
 			ok := false
 			switch c.Expected.Status {
 			case "no_call":
-				ok = status == engine.CallNotCalled
+				ok = status == calling.CallNotCalled
 			case "called":
-				ok = status == engine.CallCalled && (form == "diplotypes" || sameDiplotypeSet(got, c.Expected.Diplotypes)) &&
+				ok = status == calling.CallCalled && (form == "diplotypes" || sameDiplotypeSet(got, c.Expected.Diplotypes)) &&
 					(c.Expected.Phenotypes == nil || sameSet(phen, c.Expected.Phenotypes))
 			}
 			_, known := knownDisagreements[c.ID]
 			switch {
 			case ok:
 				tl.agree++
-			case !c.PharmcatMode.TopOnly && status == engine.CallCalled && len(got) > 0 && subsetDiplotypes(got, c.Expected.Diplotypes):
+			case !c.PharmcatMode.TopOnly && status == calling.CallCalled && len(got) > 0 && subsetDiplotypes(got, c.Expected.Diplotypes):
 				// PharmCAT in "all matches" mode reports several
 				// diplotypes; the service reports only its top-scoring
 				// ones, a subset: not agreement.

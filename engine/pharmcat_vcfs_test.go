@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
@@ -50,21 +51,21 @@ func TestPharmCATTestVCFsCalled(t *testing.T) {
 		}
 		for _, obs := range obsBySample {
 			samples++
-			sc := engine.CallSample(k, obs, engine.CallOptions{})
+			sc := k.Caller().CallSample(obs, calling.CallOptions{})
 			for _, gc := range sc.Genes {
 				genes++
 				switch gc.Status {
-				case engine.CallCalled, engine.CallNotCalled:
+				case calling.CallCalled, calling.CallNotCalled:
 				default:
 					t.Errorf("%s %s: status %q", f, gc.Gene, gc.Status)
 				}
-				if gc.Status != engine.CallCalled && len(gc.Diplotypes) > 0 {
+				if gc.Status != calling.CallCalled && len(gc.Diplotypes) > 0 {
 					t.Errorf("%s %s: %s with diplotypes %v", f, gc.Gene, gc.Status, gc.Diplotypes)
 				}
 				if len(gc.Uninterpreted) > 0 && !gc.NeedsReview {
 					t.Errorf("%s %s: uninterpreted %v without needs-review", f, gc.Gene, gc.Uninterpreted)
 				}
-				if gc.Status == engine.CallNotCalled && !gc.NeedsReview {
+				if gc.Status == calling.CallNotCalled && !gc.NeedsReview {
 					t.Errorf("%s %s: not called without needs-review (%v)", f, gc.Gene, gc.Notes)
 				}
 			}
@@ -74,18 +75,18 @@ func TestPharmCATTestVCFsCalled(t *testing.T) {
 }
 
 // readAllSamples reads every sample's observations at definition positions.
-func readAllSamples(k *engine.Knowledge, path string) ([][]engine.PositionObservation, error) {
+func readAllSamples(k *evaluate.Engine, path string) ([][]calling.PositionObservation, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
 	var in io.Reader = fh
-	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: k.IsDefinitionPosition})
+	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: k.Caller().IsDefinitionPosition})
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]engine.PositionObservation, len(r.Samples()))
+	out := make([][]calling.PositionObservation, len(r.Samples()))
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -113,7 +114,7 @@ func BenchmarkCall100SamplesBGZF(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, o := range obs {
-			engine.CallSample(k, o, engine.CallOptions{})
+			k.Caller().CallSample(o, calling.CallOptions{})
 		}
 		samples += len(obs)
 	}

@@ -1,5 +1,7 @@
 package engine
 
+import "strconv"
+
 // Zygosity of a reported variant.
 type Zygosity string
 
@@ -26,19 +28,21 @@ type Request struct {
 	Diplotypes  map[string]string   `json:"diplotypes,omitempty"`
 	HLA         map[string]string   `json:"hla,omitempty"`
 	GenesTested []string            `json:"genes_tested,omitempty"`
-	// Calls are position-level genotype calls (observe.go).
+	// Calls are position-level genotype calls (engine/calling).
 	Calls      []PositionCall `json:"calls,omitempty"`
 	State      string         `json:"state,omitempty"`
 	Ethnicity  string         `json:"ethnicity,omitempty"`
 	Indication string         `json:"indication,omitempty"`
 	// IndicationCodes are coded indications, conditions and procedures
 	// (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED CT); they choose the guideline
-	// population before the free-text indication is read (indication.go).
+	// population before the free-text indication is read (engine/population).
 	IndicationCodes []Coding `json:"indication_codes,omitempty"`
 	Patient         *Patient `json:"patient,omitempty"`
 }
 
-// Severity of an alert.
+// Severity of an alert, ordered: a higher value is more severe. Its
+// number is the spec's severity_score; its wire name belongs to the
+// surfaces (pgxapi/wire.go, cdshooks/cards.go).
 type Severity int
 
 // Severity levels (DESIGN.md §3).
@@ -49,29 +53,57 @@ const (
 	SeverityHigh     Severity = 3
 )
 
-// String returns the wire name of s.
+// String returns the constant's Go name ("SeverityHigh"), for logs and
+// test messages; the wire name is the surfaces'.
 func (s Severity) String() string {
 	switch s {
-	case SeverityHigh:
-		return "HIGH"
-	case SeverityModerate:
-		return "MODERATE"
+	case SeverityNone:
+		return "SeverityNone"
 	case SeverityInfo:
-		return "INFO"
+		return "SeverityInfo"
+	case SeverityModerate:
+		return "SeverityModerate"
+	case SeverityHigh:
+		return "SeverityHigh"
 	}
-	return "NONE"
+	return "Severity(" + strconv.Itoa(int(s)) + ")"
 }
+
+// Category of an alert: what the finding rests on. Its wire name belongs
+// to the surfaces (pgxapi/wire.go, cdshooks/cards.go).
+type Category int
 
 // Alert categories.
 const (
-	CategoryConfirmed      = "genotype-confirmed"
-	CategoryUnknown        = "genotype-unknown"
-	CategoryPopulationRisk = "population-risk"
+	// CategoryConfirmed: the patient's own genotype matched a rule.
+	CategoryConfirmed Category = iota + 1
+	// CategoryUnknown: no genotype for a gene that matters (a pre-test
+	// alert).
+	CategoryUnknown
+	// CategoryPopulationRisk: an India-specific risk of the drug from the
+	// state or community context.
+	CategoryPopulationRisk
 	// CategoryNotInterpreted marks an input the engine could not read (a
 	// drug name it does not recognise): nothing was checked for it, which
 	// is not a statement that it is safe.
-	CategoryNotInterpreted = "input-not-interpreted"
+	CategoryNotInterpreted
 )
+
+// String returns the constant's Go name ("CategoryConfirmed"), for logs
+// and test messages; the wire name is the surfaces'.
+func (c Category) String() string {
+	switch c {
+	case CategoryConfirmed:
+		return "CategoryConfirmed"
+	case CategoryUnknown:
+		return "CategoryUnknown"
+	case CategoryPopulationRisk:
+		return "CategoryPopulationRisk"
+	case CategoryNotInterpreted:
+		return "CategoryNotInterpreted"
+	}
+	return "Category(" + strconv.Itoa(int(c)) + ")"
+}
 
 // GenotypeCall is the engine's interpretation of one gene.
 type GenotypeCall struct {
@@ -93,10 +125,9 @@ type Alert struct {
 	ID string
 	// Drug names the covered drug the alert is about; set only in the
 	// answer for a combination product or ingredient list.
-	Drug          string
-	Severity      string
-	SeverityScore int
-	Variant       string
+	Drug     string
+	Severity Severity
+	Variant  string
 	// Gene is the pharmacogene the alert is about; empty when it concerns
 	// none (a state's endemic risk that names no gene of the drug, a drug
 	// name that was not recognised).
@@ -104,7 +135,7 @@ type Alert struct {
 	StarAllele      string
 	AFIndia         *float64
 	AFGlobal        *float64
-	Category        string
+	Category        Category
 	Message         string
 	Action          string
 	Alternatives    []string
@@ -118,9 +149,6 @@ type Alert struct {
 	Guideline       *Guideline
 	GuidanceSource  string
 	Assumptions     []string
-
-	severity  Severity
-	sourceIDs []string // knowledge rows behind a population-risk alert
 }
 
 // Alternative is a safer alternative drug.
@@ -261,10 +289,10 @@ type Result struct {
 	DrugNormalised   string
 	DrugRecognised   bool
 	DidYouMean       []string
-	// DrugReading says how the drug input was read (drugname.go).
+	// DrugReading says how the drug input was read (engine/drugnames).
 	DrugReading          *DrugReading
 	Sensitivity          string
-	OverallSeverity      string
+	OverallSeverity      Severity
 	Alerts               []Alert
 	SaferAlternatives    []Alternative
 	IndianContext        IndianContext
@@ -274,3 +302,10 @@ type Result struct {
 	GroundingContract    string
 	KnowledgeVersion     string
 }
+
+// Input size limits: no drug name is near 200 bytes, and free-text
+// context beyond 1,000 bytes is not clinical context.
+const (
+	MaxDrugNameBytes = 200
+	MaxContextBytes  = 1000
+)

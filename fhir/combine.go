@@ -458,7 +458,7 @@ func (m *Mapper) haplotypeCall(gene string, hs []obsRead) (geneCall, error) {
 		alleles = append(alleles, alleles[0])
 	}
 	d := strings.Join(alleles, "/")
-	if err := m.kb.Validate(engine.Request{Drug: "x", Diplotypes: map[string]string{gene: d}}); err != nil {
+	if err := m.calls.Validate(engine.Request{Drug: "x", Diplotypes: map[string]string{gene: d}}); err != nil {
 		return c, fmt.Errorf("diplotype %q is not of the CPIC allele definitions (%s)", d, validationReason(err))
 	}
 	c.value = d

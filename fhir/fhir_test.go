@@ -13,12 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 var (
-	kb     *engine.Knowledge
+	kb     *evaluate.Engine
 	parser *fhir.Parser
 	mapper *fhir.Mapper
 )
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	mapper = fhir.NewMapper(parser, kb)
+	mapper = fhir.NewMapper(parser, kb.Names(), kb.Caller())
 	os.Exit(m.Run())
 }
 

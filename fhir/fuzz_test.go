@@ -63,7 +63,7 @@ func FuzzReadGenomics(f *testing.F) {
 		g := mapper.ReadGenomics(append(raws, b), "CGPatientExample01", "fuzz")
 		req := engine.Request{Drug: "clopidogrel"}
 		g.Apply(&req)
-		if err := kb.Validate(req); err != nil {
+		if err := kb.Caller().Validate(req); err != nil {
 			t.Fatalf("genomics produced invalid engine input %+v: %v", req, err)
 		}
 	})
@@ -97,7 +97,7 @@ func FuzzReadPatient(f *testing.F) {
 		if p.Sex != "" || p.AgeYears != nil {
 			req.Patient = &engine.Patient{Sex: p.Sex, AgeYears: p.AgeYears}
 		}
-		if err := kb.Validate(req); err != nil {
+		if err := kb.Caller().Validate(req); err != nil {
 			t.Fatalf("patient facts %+v are invalid engine input: %v", p, err)
 		}
 	})

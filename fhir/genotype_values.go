@@ -290,10 +290,10 @@ func (m *Mapper) normaliseStar(gene, a string) (name, note string) {
 // knownAllele reports whether the knowledge reads a as one allele of gene
 // (as a hemizygous call or as a homozygous diplotype).
 func (m *Mapper) knownAllele(gene, a string) bool {
-	if _, err := m.kb.ParseDiplotype(gene, a); err == nil {
+	if _, err := m.calls.ParseDiplotype(gene, a); err == nil {
 		return true
 	}
-	_, err := m.kb.ParseDiplotype(gene, a+"/"+a)
+	_, err := m.calls.ParseDiplotype(gene, a+"/"+a)
 	return err == nil
 }
 
@@ -329,7 +329,7 @@ func (m *Mapper) diplotypeValue(gene string, cands []string) (dip string, rc *rs
 			}
 			return dip, rc, notes, nil
 		}
-		if _, e := m.kb.ParseDiplotype(gene, d); e == nil {
+		if _, e := m.calls.ParseDiplotype(gene, d); e == nil {
 			return d, nil, nil, nil
 		}
 		parts := strings.Split(d, "/")
@@ -337,7 +337,7 @@ func (m *Mapper) diplotypeValue(gene string, cands []string) (dip string, rc *rs
 			a, na := m.normaliseStar(gene, parts[0])
 			b, nb := m.normaliseStar(gene, parts[1])
 			joined := a + "/" + b
-			if _, e := m.kb.ParseDiplotype(gene, joined); e == nil {
+			if _, e := m.calls.ParseDiplotype(gene, joined); e == nil {
 				for _, n := range []string{na, nb} {
 					if n != "" {
 						notes = append(notes, n)
@@ -346,7 +346,7 @@ func (m *Mapper) diplotypeValue(gene string, cands []string) (dip string, rc *rs
 				return joined, nil, notes, nil
 			}
 		}
-		if _, e := m.kb.ParseDiplotype(gene, d); e != nil {
+		if _, e := m.calls.ParseDiplotype(gene, d); e != nil {
 			reasons = append(reasons, e.Error())
 		}
 	}
@@ -387,7 +387,7 @@ func (m *Mapper) rsValue(gene, rs, a, b string) (string, *rsCall, string, error)
 		}
 		if na, nb := name(a), name(b); na != "" && nb != "" {
 			d := na + "/" + nb
-			if _, err := m.kb.ParseDiplotype(gene, d); err == nil {
+			if _, err := m.calls.ParseDiplotype(gene, d); err == nil {
 				return d, nil, fmt.Sprintf("%s %s/%s read as %s", rs, a, b, d), nil
 			}
 		}

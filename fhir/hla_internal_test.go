@@ -294,7 +294,7 @@ func mapper(t *testing.T) *Mapper {
 			testMapperErr = err
 			return
 		}
-		testMapper = NewMapper(p, kb)
+		testMapper = NewMapper(p, kb.Names(), kb.Caller())
 	})
 	if testMapperErr != nil {
 		t.Fatal(testMapperErr)

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
 
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
 	rpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/bundle_and_contained_resource_go_proto"
@@ -20,15 +22,18 @@ import (
 type Mapper struct {
 	p       *Parser
 	kb      *engine.Knowledge
+	names   *drugnames.Reader
+	calls   *calling.Caller
 	hlaOnce sync.Once
 	hla     map[string][]string // see hlaKeyed
 }
 
-// NewMapper returns a Mapper over kb. Drugs are identified by the
-// engine's one drug-name reader (Knowledge.DrugsByCode, Knowledge.ReadDrug),
-// the same that REST, the lab CSV and the CLI use.
-func NewMapper(p *Parser, kb *engine.Knowledge) *Mapper {
-	return &Mapper{p: p, kb: kb}
+// NewMapper returns a Mapper over the knowledge of names and calls (one
+// knowledge base). Drugs are identified by the engine's one drug-name
+// reader (drugnames.Reader: DrugsByCode, ReadDrug), the same that REST, the
+// lab CSV and the CLI use; diplotypes are read by the allele caller.
+func NewMapper(p *Parser, names *drugnames.Reader, calls *calling.Caller) *Mapper {
+	return &Mapper{p: p, kb: calls.Knowledge, names: names, calls: calls}
 }
 
 // Parser returns the mapper's parser.
@@ -284,11 +289,11 @@ func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMa
 		}
 		switch c.System {
 		case SystemRxNorm:
-			for _, d := range m.kb.DrugsByCode(engine.SystemRxNormURL, c.Code) {
+			for _, d := range m.names.DrugsByCode(engine.SystemRxNormURL, c.Code) {
 				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "RxNorm " + c.Code})
 			}
 		case SystemATC:
-			for _, d := range m.kb.DrugsByCode(engine.SystemATCURL, c.Code) {
+			for _, d := range m.names.DrugsByCode(engine.SystemATCURL, c.Code) {
 				drugs = appendMatch(drugs, DrugMatch{Drug: d, Via: "ATC " + strings.ToUpper(c.Code)})
 			}
 		}
@@ -323,7 +328,7 @@ func (m *Mapper) byText(text string) []DrugMatch {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	r := m.kb.ReadDrug(text)
+	r := m.names.ReadDrug(text)
 	if r.Status != engine.DrugStatusRecognised && r.Status != engine.DrugStatusPartial {
 		return nil
 	}

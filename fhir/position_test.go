@@ -81,14 +81,14 @@ func TestPositionVariants(t *testing.T) {
 	}
 	req := engine.Request{Drug: "clopidogrel"}
 	g.Apply(&req)
-	res, err := engine.Evaluate(kb, req)
+	res, err := kb.Evaluate(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The matcher received the position (PharmCAT's *2 also needs
 	// rs12769205, so one position alone is "review", never normal).
 	b, _ := json.Marshal(res.Alerts)
-	if !strings.Contains(string(b), "94781859") || res.OverallSeverity == "NONE" {
+	if !strings.Contains(string(b), "94781859") || res.OverallSeverity == engine.SeverityNone {
 		t.Errorf("clopidogrel with CYP2C19*2 homozygous by GRCh38 HGVS: %s; %s", res.OverallSeverity, b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
 	opb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/observation_go_proto"
@@ -343,7 +344,7 @@ func variantRsID(obs *opb.Observation) (rs string, present bool, zyg engine.Zygo
 	}
 	cands = append(cands, text, str)
 	for _, c := range cands {
-		if n, ok := engine.NormaliseRsID(c); ok {
+		if n, ok := calling.NormaliseRsID(c); ok {
 			rs = n
 			break
 		}

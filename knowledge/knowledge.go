@@ -35,6 +35,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
@@ -55,7 +56,11 @@ func Data() fs.FS {
 // engine's knowledge (guidelines, alleles, India context, …) and the
 // variant classifier's (engine/classify), which cross-references it.
 type Base struct {
-	Engine     *engine.Knowledge
+	Engine *engine.Knowledge
+	// Evaluator is the evaluation engine built once from Engine, with the
+	// indexes of the allele caller, the drug-name reader and the
+	// population selector.
+	Evaluator  *evaluate.Engine
 	Classifier *classify.Knowledge
 }
 
@@ -82,28 +87,30 @@ func LoadBaseFS(fsys fs.FS) (*Base, error) {
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
-	if err := b.Engine.Build(); err != nil {
+	b.Engine.Build()
+	if b.Evaluator, err = evaluate.New(b.Engine); err != nil {
 		return nil, fmt.Errorf("knowledge: building indexes: %w", err)
 	}
 	return b, nil
 }
 
-// Load is LoadBase for a caller that needs only the engine's knowledge.
-func Load() (*engine.Knowledge, error) { return engineOf(LoadBase()) }
+// Load is LoadBase for a caller that needs only the evaluation engine
+// (and through it the engine's knowledge).
+func Load() (*evaluate.Engine, error) { return engineOf(LoadBase()) }
 
-// Default is DefaultBase for a caller that needs only the engine's
-// knowledge.
-func Default() (*engine.Knowledge, error) { return engineOf(DefaultBase()) }
+// Default is DefaultBase for a caller that needs only the evaluation
+// engine.
+func Default() (*evaluate.Engine, error) { return engineOf(DefaultBase()) }
 
-// LoadFS is LoadBaseFS for a caller that needs only the engine's
-// knowledge; the classifier's is validated all the same.
-func LoadFS(fsys fs.FS) (*engine.Knowledge, error) { return engineOf(LoadBaseFS(fsys)) }
+// LoadFS is LoadBaseFS for a caller that needs only the evaluation engine;
+// the classifier's knowledge is validated all the same.
+func LoadFS(fsys fs.FS) (*evaluate.Engine, error) { return engineOf(LoadBaseFS(fsys)) }
 
-func engineOf(b *Base, err error) (*engine.Knowledge, error) {
+func engineOf(b *Base, err error) (*evaluate.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.Engine, nil
+	return b.Evaluator, nil
 }
 
 // Error is returned by Load and LoadFS when the knowledge has problems.

@@ -18,10 +18,11 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
 )
 
-func mustLoad(t testing.TB) *engine.Knowledge {
+func mustLoad(t testing.TB) *evaluate.Engine {
 	t.Helper()
 	kb, err := Load()
 	if err != nil {

@@ -58,12 +58,12 @@ func TestBatchMedicationReconciliation(t *testing.T) {
 	}
 	// Each result is exactly what the engine answers for that drug.
 	for i, d := range in.Drugs {
-		want, err := engine.Evaluate(kb, in.EngineRequest(d))
+		want, err := kb.Evaluate(in.EngineRequest(d))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(pgxapi.ResultOf(want), resp.Results[i]); diff != "" {
-			t.Errorf("results[%d] (%s) differs from engine.Evaluate (-engine +batch):\n%s", i, d, diff)
+			t.Errorf("results[%d] (%s) differs from evaluate.Engine.Evaluate (-engine +batch):\n%s", i, d, diff)
 		}
 	}
 

@@ -76,7 +76,7 @@ func TestClassifierCitationPaths(t *testing.T) {
 // TestClassifierCitationsResolve: in real classifications, every cited
 // path names a field present in the wire JSON.
 func TestClassifierCitationsResolve(t *testing.T) {
-	cls, err := classify.New(kb, ck)
+	cls, err := classify.New(kb.Knowledge, ck)
 	if err != nil {
 		t.Fatal(err)
 	}

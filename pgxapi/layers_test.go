@@ -46,16 +46,30 @@ var forbiddenDeps = []string{
 	mod + "/cmd",
 }
 
+// forbiddenImports may not be imported by a surface: the evaluation
+// (engine/evaluate) is reached only through engine/service, which gives a
+// surface the knowledge, the drug-name reader and the allele caller but no
+// evaluation engine.
+var forbiddenImports = []string{
+	mod + "/engine/evaluate",
+}
+
 // forbiddenCalls are package-level functions a surface may not call: the
-// engine's evaluation, the classifier's constructor, the lab CSV
+// evaluation engine's constructor, the classifier's, the lab CSV
 // processor (all behind engine/service) and the environment (read in
 // cmd).
 var forbiddenCalls = map[string]map[string]bool{
-	mod + "/engine":          {"Evaluate": true},
+	mod + "/engine/evaluate": {"New": true},
 	mod + "/engine/classify": {"New": true},
 	mod + "/engine/labcsv":   {"NewProcessor": true},
 	"os":                     {"Getenv": true, "LookupEnv": true, "Environ": true},
 }
+
+// forbiddenMethods are method names a surface may not call on anything:
+// the evaluation's entry points (evaluate.Engine.Evaluate, EvaluateSample),
+// so that no value handed to a surface is used to answer outside the
+// service layer.
+var forbiddenMethods = map[string]bool{"Evaluate": true, "EvaluateSample": true}
 
 type surfacePkg struct {
 	path  string
@@ -142,7 +156,8 @@ type violation struct {
 // httpx.AuditIDs).
 var storeMethods = map[string]bool{"Append": true, "AppendFeedback": true}
 
-// violations lists the forbidden calls and audit entry literals of f.
+// violations lists the forbidden imports, calls and audit entry literals
+// of f.
 func violations(f *ast.File) []violation {
 	imports := map[string]string{} // local name → import path
 	for _, imp := range f.Imports {
@@ -154,10 +169,21 @@ func violations(f *ast.File) []violation {
 		imports[name] = p
 	}
 	var out []violation
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		for _, bad := range forbiddenImports {
+			if p == bad || strings.HasPrefix(p, bad+"/") {
+				out = append(out, violation{imp.Pos(), "imports " + p + ": go through engine/service"})
+			}
+		}
+	}
 	inspect := func(fn string, root ast.Node) {
 		ast.Inspect(root, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && forbiddenMethods[sel.Sel.Name] {
+					out = append(out, violation{n.Pos(), "calls ." + sel.Sel.Name + ": the evaluation is reached only through engine/service"})
+				}
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && storeMethods[sel.Sel.Name] && sel.Sel.Name != fn {
 					if x, ok := sel.X.(*ast.Ident); !ok || imports[x.Name] == "" {
 						out = append(out, violation{n.Pos(), "calls ." + sel.Sel.Name + ": only engine/service writes the audit log and the feedback store"})
@@ -200,10 +226,13 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	cls "github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 )
-func f(kb *engine.Knowledge) {
-	_, _ = engine.Evaluate(kb, engine.Request{})
+func f(kb *engine.Knowledge, held interface{ Evaluate(engine.Request) (engine.Result, error) }) {
+	e, _ := evaluate.New(kb)
+	_, _ = e.Evaluate(engine.Request{})
+	_, _ = held.Evaluate(engine.Request{})
 	_, _ = cls.New(kb)
 	_ = labcsv.NewProcessor(kb, labcsv.Options{})
 	_ = os.Getenv("X")
@@ -219,8 +248,8 @@ func (t tap) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) { r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(violations(f)); got != 7 {
-		t.Errorf("found %d violations, want 7 (the forwarding Append passes): %+v", got, violations(f))
+	if got := len(violations(f)); got != 10 {
+		t.Errorf("found %d violations, want 10 (the forwarding Append passes): %+v", got, violations(f))
 	}
 }
 

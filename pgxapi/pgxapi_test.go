@@ -27,6 +27,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
@@ -42,7 +43,7 @@ func fixedClock() time.Time { return fixedNow }
 
 // kb and ck are loaded once: the knowledge is read-only.
 var (
-	kb *engine.Knowledge
+	kb *evaluate.Engine
 	ck *classify.Knowledge
 )
 
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "load knowledge: %v\n", err)
 		os.Exit(1)
 	}
-	kb, ck = base.Engine, base.Classifier
+	kb, ck = base.Evaluator, base.Classifier
 	os.Exit(m.Run())
 }
 

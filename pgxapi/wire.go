@@ -187,7 +187,7 @@ func ResultOf(r engine.Result) Result {
 		DidYouMean:           r.DidYouMean,
 		DrugReading:          drugReadingOf(r.DrugReading),
 		Sensitivity:          r.Sensitivity,
-		OverallSeverity:      r.OverallSeverity,
+		OverallSeverity:      severityName(r.OverallSeverity),
 		Alerts:               mapSlice(r.Alerts, alertOf),
 		SaferAlternatives:    mapSlice(r.SaferAlternatives, func(a engine.Alternative) Alternative { return Alternative(a) }),
 		IndianContext:        indianContextOf(r.IndianContext),
@@ -198,6 +198,35 @@ func ResultOf(r engine.Result) Result {
 		KnowledgeVersion:     r.KnowledgeVersion,
 	}
 	return out
+}
+
+// severityName is the spec's name of a severity (§2.5: overall_severity,
+// severity); severity_score is its number.
+func severityName(s engine.Severity) string {
+	switch s {
+	case engine.SeverityHigh:
+		return "HIGH"
+	case engine.SeverityModerate:
+		return "MODERATE"
+	case engine.SeverityInfo:
+		return "INFO"
+	}
+	return "NONE"
+}
+
+// categoryName is the wire name of an alert category.
+func categoryName(c engine.Category) string {
+	switch c {
+	case engine.CategoryConfirmed:
+		return "genotype-confirmed"
+	case engine.CategoryUnknown:
+		return "genotype-unknown"
+	case engine.CategoryPopulationRisk:
+		return "population-risk"
+	case engine.CategoryNotInterpreted:
+		return "input-not-interpreted"
+	}
+	return ""
 }
 
 // mapSlice maps a slice, keeping nil as nil and empty as empty.
@@ -216,8 +245,8 @@ func genotypeCallOf(g engine.GenotypeCall) GenotypeCall { return GenotypeCall(g)
 
 func alertOf(a engine.Alert) Alert {
 	out := Alert{
-		Drug: a.Drug, Severity: a.Severity, SeverityScore: a.SeverityScore, Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
-		AFIndia: a.AFIndia, AFGlobal: a.AFGlobal, Category: a.Category, Message: a.Message, Action: a.Action,
+		Drug: a.Drug, Severity: severityName(a.Severity), SeverityScore: int(a.Severity), Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
+		AFIndia: a.AFIndia, AFGlobal: a.AFGlobal, Category: categoryName(a.Category), Message: a.Message, Action: a.Action,
 		Alternatives: a.Alternatives, TestRecommended: a.TestRecommended, Genotype: mapSlice(a.Genotype, genotypeCallOf),
 		Recommendation: a.Recommendation, Implications: a.Implications, Classification: a.Classification,
 		EvidenceLevel: a.EvidenceLevel, Population: a.Population, GuidanceSource: a.GuidanceSource, Assumptions: a.Assumptions,

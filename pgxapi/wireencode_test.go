@@ -92,7 +92,7 @@ func TestResultJSONMatchesEncodingJSONOnGoldens(t *testing.T) {
 	reqs = append(reqs, engine.Request{Drug: "clopidogrl"}, engine.Request{Drug: "aspirin + clopidogrel"}, engine.Request{Drug: "<b>not a drug</b>"})
 	n := 0
 	for _, req := range reqs {
-		res, err := engine.Evaluate(kb, req)
+		res, err := kb.Evaluate(req)
 		if err != nil {
 			continue
 		}
@@ -246,7 +246,7 @@ func BenchmarkEncodeResult(b *testing.B) {
 	if err := json.Unmarshal([]byte(clopidogrelRsIDs), &in); err != nil {
 		b.Fatal(err)
 	}
-	res, err := engine.Evaluate(kb, in.EngineRequest())
+	res, err := kb.Evaluate(in.EngineRequest())
 	if err != nil {
 		b.Fatal(err)
 	}

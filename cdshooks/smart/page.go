@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
@@ -228,7 +229,8 @@ type medView struct {
 	Citations   []citeView
 	Warnings    []string
 	Problem     string
-	rank        int
+	// rank orders the medicines, most severe first.
+	rank engine.Severity
 }
 
 type alertView struct {
@@ -271,28 +273,17 @@ type freqView struct {
 	Variant, Gene, Allele, India, Basis, Global string
 }
 
-func severityClass(sev string) string {
+// severityClass is the page's style class of a severity.
+func severityClass(sev engine.Severity) string {
 	switch sev {
-	case engine.SeverityHigh.String():
+	case engine.SeverityHigh:
 		return "critical"
-	case engine.SeverityModerate.String():
+	case engine.SeverityModerate:
 		return "warning"
-	case engine.SeverityInfo.String():
+	case engine.SeverityInfo:
 		return "info"
 	}
 	return "none"
-}
-
-func severityRank(sev string) int {
-	switch sev {
-	case engine.SeverityHigh.String():
-		return 3
-	case engine.SeverityModerate.String():
-		return 2
-	case engine.SeverityInfo.String():
-		return 1
-	}
-	return 0
 }
 
 // citeURL returns a link for a citation: an http(s) URL as given, a PMID
@@ -370,7 +361,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		res := cr.Result
 		mv.Drug = firstNonEmpty(res.DrugNormalised, rw.drug)
-		mv.Severity, mv.Class, mv.rank = res.OverallSeverity, severityClass(res.OverallSeverity), severityRank(res.OverallSeverity)
+		mv.Severity, mv.Class, mv.rank = cdshooks.SeverityName(res.OverallSeverity), severityClass(res.OverallSeverity), res.OverallSeverity
 		mv.Sensitivity = res.Sensitivity
 		mv.Warnings = res.Warnings
 		if !res.DrugRecognised {
@@ -379,7 +370,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 		}
 		mv.Alternative = res.SaferAlternatives
 		for _, a := range res.Alerts {
-			av := alertView{Severity: a.Severity, Class: severityClass(a.Severity), Category: a.Category, Gene: a.Gene,
+			av := alertView{Severity: cdshooks.SeverityName(a.Severity), Class: severityClass(a.Severity), Category: cdshooks.CategoryCode(a.Category), Gene: a.Gene,
 				Message: a.Message, Recommendation: a.Recommendation, Action: a.Action, Classification: a.Classification,
 				EvidenceLevel: a.EvidenceLevel, Source: firstNonEmpty(a.GuidanceSource, "CPIC"), Implications: a.Implications, Assumptions: a.Assumptions}
 			var gts []string
@@ -404,7 +395,7 @@ func (s *Server) buildPage(ss *session, pf fhir.PatientFacts, name, patientProbl
 					pre[a.Gene] = pv
 				}
 				pv.Drugs = appendUnique(pv.Drugs, mv.Drug)
-				if d, ok := s.kb.Drug(mv.Drug); ok {
+				if d, ok := s.names.Drug(mv.Drug); ok {
 					for _, pr := range d.Pairs {
 						if pr.Gene == a.Gene && pr.CPICLevel != "" {
 							pv.Levels = appendUnique(pv.Levels, mv.Drug+": CPIC level "+pr.CPICLevel)
@@ -534,7 +525,7 @@ func citedPart(res *engine.Result, t engine.CitationTarget) string {
 	alert := func() string {
 		for _, a := range res.Alerts {
 			if a.ID == t.Alert {
-				return firstNonEmpty(a.Gene, a.Category)
+				return firstNonEmpty(a.Gene, cdshooks.CategoryCode(a.Category))
 			}
 		}
 		return "finding"

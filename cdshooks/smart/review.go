@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -187,7 +188,7 @@ func planRows(cardDrug string, orders []fhir.MedicationOrder, patient string) []
 	var out []row
 	idx := map[string]int{}
 	if cardDrug != "" {
-		idx[engine.NormaliseDrugName(cardDrug)] = 0
+		idx[drugnames.NormaliseDrugName(cardDrug)] = 0
 		out = append(out, row{drug: cardDrug, fromCard: true})
 	}
 	var problems []row
@@ -206,7 +207,7 @@ func planRows(cardDrug string, orders []fhir.MedicationOrder, patient string) []
 			continue
 		}
 		for _, d := range o.Drugs {
-			key := engine.NormaliseDrugName(d.Drug)
+			key := drugnames.NormaliseDrugName(d.Drug)
 			if i, ok := idx[key]; ok {
 				out[i].orders = append(out[i].orders, label)
 				if out[i].indication == "" {

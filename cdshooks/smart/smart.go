@@ -35,6 +35,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -130,6 +131,7 @@ type Server struct {
 	order  []*EHR
 	svc    *service.Service
 	kb     *engine.Knowledge
+	names  *drugnames.Reader
 	mapper *fhir.Mapper
 	now    func() time.Time
 	log    *zap.Logger
@@ -161,8 +163,8 @@ func New(cfg Config, svc *service.Service, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, public: u, ehrs: map[string]*EHR{}, svc: svc, kb: kb,
-		mapper: fhir.NewMapper(p, kb), now: now, log: log, secure: u.Scheme == "https"}
+	s := &Server{cfg: cfg, public: u, ehrs: map[string]*EHR{}, svc: svc, kb: kb, names: svc.Names(),
+		mapper: fhir.NewMapper(p, svc.Names(), svc.Caller()), now: now, log: log, secure: u.Scheme == "https"}
 	for i := range cfg.EHRs {
 		e := cfg.EHRs[i]
 		if err := e.check(); err != nil {

@@ -26,15 +26,15 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart/smarttest"
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
-var kb *engine.Knowledge
+var kb *evaluate.Engine
 
 func TestMain(m *testing.M) {
 	var err error

@@ -40,8 +40,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"go.uber.org/zap"
 
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -371,7 +371,7 @@ func startBareServer(answerSize int) (*http.Server, string, error) {
 // Implication and a Variant of the template, 26 dbSNP Variant results of
 // tracked panel variants of other genes reported absent, and 20 active
 // MedicationRequests coded with the knowledge's RxNorm codes.
-func benchOrderSignBody(kb *engine.Knowledge) ([]byte, error) {
+func benchOrderSignBody(kb *evaluate.Engine) ([]byte, error) {
 	var req map[string]any
 	if err := json.Unmarshal(benchOrderSign, &req); err != nil {
 		return nil, err

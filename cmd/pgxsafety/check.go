@@ -147,7 +147,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := engine.Evaluate(kb, req)
+	res, err := kb.Evaluate(req)
 	if err != nil {
 		return fieldErrors(err, "invalid input:", sameName)
 	}
@@ -160,6 +160,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 
 // formatResult renders a result as readable text.
 func formatResult(res engine.Result) string {
+	wire := pgxapi.ResultOf(res) // the severity and category names of the REST answer
 	var b strings.Builder
 	field := func(indent, label, value string) {
 		if value != "" {
@@ -188,7 +189,7 @@ func formatResult(res engine.Result) string {
 		field("", "Did you mean", strings.Join(res.DidYouMean, ", "))
 	}
 	field("", "Sensitivity", res.Sensitivity)
-	field("", "Overall severity", res.OverallSeverity)
+	field("", "Overall severity", wire.OverallSeverity)
 	field("", "Confidence", res.Confidence)
 	for _, g := range res.Genotype {
 		field("", "Genotype", genotypeText(g))
@@ -196,7 +197,7 @@ func formatResult(res engine.Result) string {
 
 	var assumptions []string
 	for i, a := range res.Alerts {
-		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, a.Severity, strings.TrimSpace(a.Drug+" "+a.Gene), a.Category)
+		fmt.Fprintf(&b, "\nAlert %d: %s  %s  (%s)\n", i+1, wire.Alerts[i].Severity, strings.TrimSpace(a.Drug+" "+a.Gene), wire.Alerts[i].Category)
 		for _, g := range a.Genotype {
 			field("  ", "Genotype", genotypeText(g))
 		}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
@@ -24,14 +24,14 @@ func loadBase(stderr io.Writer) (*knowledge.Base, error) {
 	return b, nil
 }
 
-// loadKnowledge is loadBase for a command that needs only the engine's
-// knowledge.
-func loadKnowledge(stderr io.Writer) (*engine.Knowledge, error) {
+// loadKnowledge is loadBase for a command that needs only the evaluation
+// engine (and its knowledge).
+func loadKnowledge(stderr io.Writer) (*evaluate.Engine, error) {
 	b, err := loadBase(stderr)
 	if err != nil {
 		return nil, err
 	}
-	return b.Engine, nil
+	return b.Evaluator, nil
 }
 
 // reportLoadError prints every problem of a knowledge load error, one per
@@ -93,7 +93,7 @@ func runKnowledgeValidate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var (
-		kb   *engine.Knowledge
+		kb   *evaluate.Engine
 		err  error
 		what = "embedded knowledge"
 	)

@@ -19,10 +19,10 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cmd/pgxsafety/internal/redisstore"
-	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -93,7 +93,7 @@ type server struct {
 	// batches still streaming then end with an error line).
 	stopping chan struct{}
 	metrics  *httpx.Metrics
-	kb       *engine.Knowledge
+	kb       *evaluate.Engine
 	ck       *classify.Knowledge
 	devMode  bool
 	closers  []func()
@@ -136,7 +136,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	s.kb, s.ck = base.Engine, base.Classifier
+	s.kb, s.ck = base.Evaluator, base.Classifier
 	s.metrics.SetKnowledge(s.kb.Version.Label, s.kb.Version.Digest)
 	s.metrics.SetBuild(pgxapi.EngineVersion, pgxapi.APIVersion)
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -23,7 +24,7 @@ import (
 type streamWriter struct {
 	w      *bufio.Writer
 	ndjson bool
-	kb     *engine.Knowledge
+	kb     *evaluate.Engine
 	buf    []byte // scratch for an item that does not fit in w's free space
 	n      int
 	last   int // the size of the last item written

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 )
 
 // EngineVersion identifies the classification engine (the rules, the
@@ -271,7 +272,7 @@ func (c *Classifier) resolve(req Request) (resolved, error) {
 	}
 	var fromVariant []*ProteinChange
 	if vr != "" {
-		rs, ok := engine.NormaliseRsID(vr)
+		rs, ok := calling.NormaliseRsID(vr)
 		if !ok {
 			return r, invalid("variant", "%q is not an rsID (rs<digits>)", req.Variant)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
@@ -421,7 +422,7 @@ func FuzzParseVariants(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, v := range vs {
-			k, _ := engine.NormaliseRsID(v)
+			k, _ := calling.NormaliseRsID(v)
 			if seen[k] {
 				t.Fatalf("%q accepted twice in %q", v, s)
 			}

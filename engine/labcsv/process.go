@@ -17,11 +17,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // This file is the engine side of a lab CSV batch, shared by
 // POST /pgx/batch_csv and "pgxsafety batch": it reads the file record by
-// record, evaluates every row with engine.Evaluate on all cores, and hands
+// record, evaluates every row with evaluate.Engine.Evaluate on all cores, and hands
 // the results back in file order, a chunk at a time. Memory is flat in the
 // number of rows: at most a few chunks are in flight, and the result cache
 // has a fixed byte budget.
@@ -65,12 +67,12 @@ type Options struct {
 // Processor evaluates lab CSV files. It is safe for concurrent use;
 // each Run has its own cache.
 type Processor struct {
-	kb   *engine.Knowledge
+	kb   *evaluate.Engine
 	opts Options
 }
 
 // NewProcessor returns a processor evaluating against kb.
-func NewProcessor(kb *engine.Knowledge, opts Options) *Processor {
+func NewProcessor(kb *evaluate.Engine, opts Options) *Processor {
 	if opts.Wire == nil {
 		panic("labcsv: Options.Wire is required")
 	}
@@ -118,9 +120,10 @@ type Row struct {
 	// (Options.Wire; read only; it
 	// may be shared with other rows). ResultDigest is "sha256:" and the
 	// hex SHA-256 of exactly these bytes ("" with Options.NoDigest).
-	Result          []byte
-	ResultDigest    string
-	OverallSeverity string
+	Result       []byte
+	ResultDigest string
+	// OverallSeverity is the result's overall severity (when OK).
+	OverallSeverity engine.Severity
 	Error           *RowError
 }
 
@@ -323,7 +326,7 @@ func (p *Processor) readChunk(lr *labCSVReader, index, rowsBefore int) (*Chunk, 
 
 // rowEvaluator evaluates rows for one worker.
 type rowEvaluator struct {
-	kb    *engine.Knowledge
+	kb    *evaluate.Engine
 	cache *resultCache
 	wire  func(engine.Result) any
 	// noDigest: Options.NoDigest.
@@ -336,7 +339,7 @@ type rowEvaluator struct {
 	hits    int
 }
 
-func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
+func newRowEvaluator(kb *evaluate.Engine, cache *resultCache, wire func(engine.Result) any) *rowEvaluator {
 	ev := &rowEvaluator{kb: kb, cache: cache, wire: wire}
 	ev.enc = json.NewEncoder(&ev.buf)
 	ev.enc.SetEscapeHTML(false)
@@ -347,7 +350,7 @@ func newRowEvaluator(kb *engine.Knowledge, cache *resultCache, wire func(engine.
 type cachedResult struct {
 	result   []byte
 	digest   string
-	severity string
+	severity engine.Severity
 	err      *RowError
 }
 
@@ -417,7 +420,7 @@ func (ev *rowEvaluator) compute(f [len(Columns)]string) *cachedResult {
 		Ethnicity:  f[3],
 		Indication: f[4],
 	}
-	res, err := engine.Evaluate(ev.kb, req)
+	res, err := ev.kb.Evaluate(req)
 	if err != nil {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) && len(ve.Fields) > 0 {
@@ -507,7 +510,7 @@ func parseVariants(s string) ([]string, map[string]engine.Zygosity, *RowError) {
 	for _, item := range splitVariants(s) {
 		rs, z, hasZ := strings.Cut(item, ":")
 		rs = strings.TrimSpace(rs)
-		key, _ := engine.NormaliseRsID(rs)
+		key, _ := calling.NormaliseRsID(rs)
 		if prev, dup := seen[key]; dup {
 			return nil, nil, &RowError{Code: RowErrInvalidValue, Field: "variants",
 				Detail: fmt.Sprintf("%s appears more than once in the row (%q and %q); give each variant once, with its zygosity for two copies (%s:hom)", rs, prev, item, rs)}
@@ -542,7 +545,7 @@ func appendKey(dst []byte, fields []string) []byte {
 	return dst
 }
 
-// resultCache memoises row results within one run: engine.Evaluate is
+// resultCache memoises row results within one run: evaluate.Engine.Evaluate is
 // pure, so equal inputs give equal results (lab files repeat the same
 // drug, genotype and context on many rows). It is sharded and has a byte
 // budget; a shard that would exceed its share is emptied.

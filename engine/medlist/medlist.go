@@ -96,23 +96,6 @@ type Guidance struct {
 
 // severityOf is the typed severity of a severity's wire name.
 //
-// ADAPT: engine.Alert.Severity and engine.Result.OverallSeverity are
-// still the wire names (strings). When they become engine.Severity,
-// delete this function and the two below it and use the fields.
-func severityOf(name string) engine.Severity {
-	for s := engine.SeverityNone; s <= engine.SeverityHigh; s++ {
-		if s.String() == name {
-			return s
-		}
-	}
-	return engine.SeverityNone
-}
-
-// ADAPT: delete with severityOf; use r.OverallSeverity.
-func resultSeverity(r *engine.Result) engine.Severity { return severityOf(r.OverallSeverity) }
-
-// ADAPT: delete with severityOf; use a.Severity.
-func alertSeverity(a *engine.Alert) engine.Severity { return severityOf(a.Severity) }
 
 var confidenceRank = map[string]int{"low": 0, "medium": 1, "high": 2}
 
@@ -130,7 +113,7 @@ func Summarise(kb *engine.Knowledge, results []engine.Result) Summary {
 			sum.Confidence = r.Confidence
 		}
 		item := Drug{Index: i, Drug: r.Drug, DrugNormalised: r.DrugNormalised, DrugRecognised: r.DrugRecognised,
-			OverallSeverity: resultSeverity(r), Sensitivity: r.Sensitivity}
+			OverallSeverity: r.OverallSeverity, Sensitivity: r.Sensitivity}
 		sum.OverallSeverity = max(sum.OverallSeverity, item.OverallSeverity)
 		for j := range r.Alerts {
 			a := &r.Alerts[j]
@@ -145,14 +128,14 @@ func Summarise(kb *engine.Knowledge, results []engine.Result) Summary {
 			}
 			t, ok := tests[a.Gene]
 			if !ok {
-				t = &GeneToTest{Gene: a.Gene, HighestSeverity: alertSeverity(a)}
+				t = &GeneToTest{Gene: a.Gene, HighestSeverity: a.Severity}
 				tests[a.Gene] = t
 				testOrder = append(testOrder, a.Gene)
 			}
 			if !slices.Contains(t.Drugs, r.DrugNormalised) {
 				t.Drugs = append(t.Drugs, r.DrugNormalised)
 			}
-			t.HighestSeverity = max(t.HighestSeverity, alertSeverity(a))
+			t.HighestSeverity = max(t.HighestSeverity, a.Severity)
 		}
 		if !r.DrugRecognised && !slices.Contains(sum.NotCovered, r.Drug) {
 			sum.NotCovered = append(sum.NotCovered, r.Drug)
@@ -257,7 +240,7 @@ func sharedGenes(kb *engine.Knowledge, results []engine.Result) []SharedGene {
 		for _, m := range ms {
 			n.Drugs = append(n.Drugs, m.drug)
 			dg := DrugGuideline{Drug: m.drug, Guidance: m.ag}
-			if d, ok := kb.Drug(m.drug); ok {
+			if d, ok := kb.DrugNamed(m.drug); ok {
 				for _, p := range d.Pairs {
 					if p.Gene == g {
 						dg.EvidenceLevel = p.EvidenceLevel

@@ -18,17 +18,17 @@ func TestSummariseOrdering(t *testing.T) {
 		t.Fatalf("load knowledge: %v", err)
 	}
 	kb := b.Engine
-	unknown := func(gene, sev string) engine.Alert {
+	unknown := func(gene string, sev engine.Severity) engine.Alert {
 		return engine.Alert{Gene: gene, Severity: sev, Category: engine.CategoryUnknown, TestRecommended: true, Action: "test " + gene}
 	}
 	results := []engine.Result{
-		{Drug: "a", DrugNormalised: "a", Confidence: "medium", OverallSeverity: "INFO", Sensitivity: "moderate",
-			Alerts: []engine.Alert{unknown("G1", "INFO")}},
-		{Drug: "b", DrugNormalised: "b", Confidence: "high", OverallSeverity: "NONE", Sensitivity: "none"},
-		{Drug: "c", DrugNormalised: "c", Confidence: "low", OverallSeverity: "INFO", Sensitivity: "high",
-			Alerts: []engine.Alert{unknown("G2", "INFO"), unknown("G1", "INFO")}},
-		{Drug: "d", DrugNormalised: "d", Confidence: "high", OverallSeverity: "HIGH", Sensitivity: "moderate",
-			Alerts: []engine.Alert{{Gene: "G3", Severity: "HIGH", Category: engine.CategoryConfirmed, Action: "avoid"}, unknown("G2", "MODERATE")}},
+		{Drug: "a", DrugNormalised: "a", Confidence: "medium", OverallSeverity: engine.SeverityInfo, Sensitivity: "moderate",
+			Alerts: []engine.Alert{unknown("G1", engine.SeverityInfo)}},
+		{Drug: "b", DrugNormalised: "b", Confidence: "high", OverallSeverity: engine.SeverityNone, Sensitivity: "none"},
+		{Drug: "c", DrugNormalised: "c", Confidence: "low", OverallSeverity: engine.SeverityInfo, Sensitivity: "high",
+			Alerts: []engine.Alert{unknown("G2", engine.SeverityInfo), unknown("G1", engine.SeverityInfo)}},
+		{Drug: "d", DrugNormalised: "d", Confidence: "high", OverallSeverity: engine.SeverityHigh, Sensitivity: "moderate",
+			Alerts: []engine.Alert{{Gene: "G3", Severity: engine.SeverityHigh, Category: engine.CategoryConfirmed, Action: "avoid"}, unknown("G2", engine.SeverityModerate)}},
 	}
 	for i := range results {
 		results[i].DrugRecognised = results[i].Drug != "b"
@@ -64,7 +64,7 @@ func TestSharedGenes(t *testing.T) {
 	kb := b.Engine
 	var results []engine.Result
 	for _, d := range []string{"clopidogrel", "citalopram", "paracetamol"} {
-		r, err := engine.Evaluate(kb, engine.Request{Drug: d, Diplotypes: map[string]string{"CYP2C19": "*2/*2"}})
+		r, err := b.Evaluator.Evaluate(engine.Request{Drug: d, Diplotypes: map[string]string{"CYP2C19": "*2/*2"}})
 		if err != nil {
 			t.Fatal(err)
 		}

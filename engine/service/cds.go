@@ -68,7 +68,7 @@ type HookChecker struct {
 // Check evaluates req for the drug of an order (order names it, via says
 // how the drug was read) and records the evaluation.
 func (c *HookChecker) Check(order, drug, via string, req engine.Request) (engine.Result, error) {
-	res, err := engine.Evaluate(c.s.kb, req)
+	res, err := c.s.kb.Evaluate(req)
 	ev := HookEvaluation{Order: order, Drug: drug, Via: via, Request: req}
 	if err != nil {
 		ev.Error = err.Error()

@@ -16,7 +16,7 @@ import (
 // failure an error wrapping audit.ErrUnavailable and no answer.
 func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[W], error) {
 	var zero Audited[W]
-	res, err := engine.Evaluate(s.kb, req)
+	res, err := s.kb.Evaluate(req)
 	if err != nil {
 		return zero, err
 	}
@@ -46,7 +46,7 @@ type Encoded[W any] struct {
 // answer again. The audit entry is the one Check writes, byte for byte.
 func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[Encoded[W]], error) {
 	var zero Audited[Encoded[W]]
-	res, err := engine.Evaluate(s.kb, req)
+	res, err := s.kb.Evaluate(req)
 	if err != nil {
 		return zero, err
 	}
@@ -100,7 +100,7 @@ func CheckMany[A any](ctx context.Context, s *Service, call Call, in MedicationL
 		}
 		req := in.Patient
 		req.Drug = d
-		res, err := engine.Evaluate(s.kb, req)
+		res, err := s.kb.Evaluate(req)
 		var ve *engine.ValidationError
 		switch {
 		case errors.As(err, &ve):

@@ -13,6 +13,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/service"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // unescaped is v as httpx.WriteJSON encodes it, without the newline.
@@ -104,8 +105,11 @@ func (nopLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) { re
 // by the surface's own encoding (the answer encoded twice, as before
 // CheckEncoded), "once" is CheckEncoded.
 func BenchmarkCheckAnswer(b *testing.B) {
-	svc, _ := newService(&testing.T{})
-	svc = service.New(svc.Knowledge(), nil, nopLog{}, fixedClock)
+	base, err := knowledge.DefaultBase()
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := service.New(base.Evaluator, nil, nopLog{}, fixedClock)
 	req := engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285", "rs4986893"}, Indication: "acute coronary syndrome, PCI"}
 	wire := func(r engine.Result) engine.Result { return r }
 	b.Run("twice", func(b *testing.B) {

@@ -548,12 +548,9 @@ type alertWire struct {
 
 func alertOf(a engine.Alert) alertWire {
 	out := alertWire{ID: a.ID, Drug: a.Drug,
-		// ADAPT: when engine.Alert.Severity is typed (engine.Severity),
-		// this becomes a.Severity.String(); the recorded form stays the
-		// wire name.
-		Severity:      a.Severity,
-		SeverityScore: a.SeverityScore, Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
-		AFIndia: a.AFIndia, AFGlobal: a.AFGlobal, Category: a.Category, Message: a.Message, Action: a.Action,
+		Severity:      auditSeverityName(a.Severity),
+		SeverityScore: int(a.Severity), Variant: a.Variant, Gene: a.Gene, StarAllele: a.StarAllele,
+		AFIndia: a.AFIndia, AFGlobal: a.AFGlobal, Category: auditCategoryName(a.Category), Message: a.Message, Action: a.Action,
 		Alternatives: a.Alternatives, TestRecommended: a.TestRecommended, Genotype: mapList(a.Genotype, genotypeCallOf),
 		Recommendation: a.Recommendation, Implications: a.Implications, Classification: a.Classification,
 		EvidenceLevel: a.EvidenceLevel, Population: a.Population, GuidanceSource: a.GuidanceSource, Assumptions: a.Assumptions}
@@ -639,10 +636,8 @@ func resultOf(r *engine.Result) resultWire {
 			FieldsTotal: r.DataCompleteness.FieldsTotal},
 		SourceCitations: mapList(r.SourceCitations, citationOf),
 		Drug:            r.Drug, DrugNormalised: r.DrugNormalised, DrugRecognised: r.DrugRecognised, DidYouMean: r.DidYouMean,
-		Sensitivity: r.Sensitivity,
-		// ADAPT: when engine.Result.OverallSeverity is typed
-		// (engine.Severity), this becomes r.OverallSeverity.String().
-		OverallSeverity: r.OverallSeverity,
+		Sensitivity:     r.Sensitivity,
+		OverallSeverity: auditSeverityName(r.OverallSeverity),
 		Alerts:          mapList(r.Alerts, alertOf),
 		SaferAlternatives: mapList(r.SaferAlternatives, func(a engine.Alternative) alternativeWire {
 			return alternativeWire{Name: a.Name, Rationale: a.Rationale}
@@ -723,7 +718,10 @@ func newChunkRecord(c *labcsv.Chunk) chunkRecord {
 			rows[i].Input = &rowInputWire{Drug: in.Drug, Variants: in.Variants, State: in.State, Ethnicity: in.Ethnicity,
 				Indication: in.Indication, PatientRef: in.PatientRef}
 		}
-		outcomes[i] = chunkOutcome{Row: row.Row, OK: row.OK, ResultDigest: row.ResultDigest, OverallSeverity: row.OverallSeverity}
+		outcomes[i] = chunkOutcome{Row: row.Row, OK: row.OK, ResultDigest: row.ResultDigest}
+		if row.OK {
+			outcomes[i].OverallSeverity = auditSeverityName(row.OverallSeverity)
+		}
 		if e := row.Error; e != nil {
 			outcomes[i].Error = &rowErrorWire{Code: e.Code, Field: e.Field, Detail: e.Detail}
 		}
@@ -827,7 +825,11 @@ func newVCFChunkRecord(c *vcfcall.Chunk) vcfChunkRecord {
 		rec.response.Samples[i] = vcfChunkOutcome{Index: s.Index, ResultDigest: s.ResultDigest,
 			GenesCalled: s.GenesCalled, GenesForReview: s.GenesForReview,
 			Checks: mapList(s.Checks, func(c vcfcall.CheckOutcome) vcfCheckWire {
-				return vcfCheckWire{Drug: c.Drug, OverallSeverity: c.OverallSeverity, Error: c.Error}
+				w := vcfCheckWire{Drug: c.Drug, Error: c.Error}
+				if c.Error == "" {
+					w.OverallSeverity = auditSeverityName(c.OverallSeverity)
+				}
+				return w
 			})}
 	}
 	return rec

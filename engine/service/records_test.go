@@ -33,8 +33,11 @@ type released struct {
 }
 
 func releasedOf(r engine.Result) released {
-	return released{Drug: r.DrugNormalised, Severity: r.OverallSeverity}
+	return released{Drug: r.DrugNormalised, Severity: severityName[r.OverallSeverity]}
 }
+
+// severityName is the spec's name of each severity, as a surface writes it.
+var severityName = map[engine.Severity]string{engine.SeverityNone: "NONE", engine.SeverityInfo: "INFO", engine.SeverityModerate: "MODERATE", engine.SeverityHigh: "HIGH"}
 
 func fptr(f float64) *float64 { return &f }
 
@@ -250,7 +253,7 @@ func TestOldRecordVersionsStillVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(b.Engine, b.Classifier, store, fixedClock)
+	svc := service.New(b.Evaluator, b.Classifier, store, fixedClock)
 	second, err := svc.ReviewView(ctx, call, service.ReviewInput{Record: service.ReviewRecord{Launch: "ehr", Patient: "p1"},
 		Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*2"}},
 		Checks:   []engine.Request{{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}}}})

@@ -91,7 +91,7 @@ func (s *Service) ReviewView(ctx context.Context, call Call, in ReviewInput) (Au
 		ans.Genotype = []engine.GenotypeCall{}
 	}
 	for _, c := range in.Checks {
-		res, err := engine.Evaluate(s.kb, c)
+		res, err := s.kb.Evaluate(c)
 		if err != nil {
 			ans.Results = append(ans.Results, ReviewCheck{Error: err.Error()})
 			continue

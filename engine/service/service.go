@@ -24,13 +24,16 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 )
 
 // Service evaluates requests against the knowledge and audits every answer
 // before it is returned. It is safe for concurrent use.
 type Service struct {
-	kb     *engine.Knowledge
+	kb     *evaluate.Engine
 	log    audit.Appender
 	now    func() time.Time
 	cls    *classify.Classifier
@@ -42,14 +45,22 @@ type Service struct {
 // kb); when ck is nil or unusable, Classifier reports why and the classify
 // operations fail with that error. The knowledge package loads both
 // (knowledge.Base).
-func New(kb *engine.Knowledge, ck *classify.Knowledge, a audit.Appender, now func() time.Time) *Service {
+func New(kb *evaluate.Engine, ck *classify.Knowledge, a audit.Appender, now func() time.Time) *Service {
 	s := &Service{kb: kb, log: a, now: now}
-	s.cls, s.clsErr = classify.New(kb, ck)
+	s.cls, s.clsErr = classify.New(kb.Knowledge, ck)
 	return s
 }
 
 // Knowledge returns the knowledge the service evaluates against.
-func (s *Service) Knowledge() *engine.Knowledge { return s.kb }
+func (s *Service) Knowledge() *engine.Knowledge { return s.kb.Knowledge }
+
+// Names returns the drug-name reader of the service's knowledge, for a
+// surface that names drugs (cards, the review page).
+func (s *Service) Names() *drugnames.Reader { return s.kb.Names() }
+
+// Caller returns the allele caller of the service's knowledge, for the
+// FHIR mapper that reads diplotypes.
+func (s *Service) Caller() *calling.Caller { return s.kb.Caller() }
 
 // Now returns the service clock's current time.
 func (s *Service) Now() time.Time { return s.now() }

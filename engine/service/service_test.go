@@ -60,7 +60,7 @@ func newService(t *testing.T) (*service.Service, *memLog) {
 		t.Fatalf("load knowledge: %v", err)
 	}
 	log := &memLog{}
-	return service.New(b.Engine, b.Classifier, log, fixedClock), log
+	return service.New(b.Evaluator, b.Classifier, log, fixedClock), log
 }
 
 var call = service.Call{Principal: audit.Principal{Subject: "tester"}, Endpoint: "TEST", RequestID: "req-1"}
@@ -266,7 +266,7 @@ func TestReviewView(t *testing.T) {
 	if len(got.Genotype) != 1 || got.Genotype[0].Gene != "CYP2C19" || got.Genotype[0].Phenotype != "Poor Metabolizer" {
 		t.Errorf("genotype %+v", got.Genotype)
 	}
-	if len(got.Results) != 2 || got.Results[0].Result == nil || got.Results[0].Result.OverallSeverity != "HIGH" ||
+	if len(got.Results) != 2 || got.Results[0].Result == nil || got.Results[0].Result.OverallSeverity != engine.SeverityHigh ||
 		got.Results[1].Result != nil || !strings.Contains(got.Results[1].Error, "variants[0]") {
 		t.Errorf("results %+v", got.Results)
 	}

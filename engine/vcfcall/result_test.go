@@ -5,31 +5,30 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 )
 
 // TestGeneResultNeverReassures: a gene that needs review or is not called
 // carries no phenotype, and its summary says why.
 func TestGeneResultNeverReassures(t *testing.T) {
-	normal := engine.CalledDiplotype{Alleles: []string{"*1", "*1"}, Call: engine.PhenotypeCall{Phenotype: "Normal Metabolizer", ActivityScore: "2.0"}}
+	normal := calling.CalledDiplotype{Alleles: []string{"*1", "*1"}, Call: calling.PhenotypeCall{Phenotype: "Normal Metabolizer", ActivityScore: "2.0"}}
 	tests := []struct {
 		name string
-		in   engine.GeneCall
+		in   calling.GeneCall
 		want GeneResult
 	}{
 		{
 			name: "called",
-			in:   engine.GeneCall{Gene: "CYP2D6", Status: engine.CallCalled, Diplotypes: []engine.CalledDiplotype{normal}},
+			in:   calling.GeneCall{Gene: "CYP2D6", Status: calling.CallCalled, Diplotypes: []calling.CalledDiplotype{normal}},
 			want: GeneResult{Gene: "CYP2D6", Status: "called", Interpretation: "called",
 				Summary:    "*1/*1: Normal Metabolizer (activity score 2.0)",
 				Diplotypes: []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}, Phenotype: "Normal Metabolizer", ActivityScore: "2.0"}}},
 		},
 		{
 			name: "called but something uninterpreted",
-			in: engine.GeneCall{Gene: "CYP2D6", Status: engine.CallCalled, Diplotypes: []engine.CalledDiplotype{normal},
+			in: calling.GeneCall{Gene: "CYP2D6", Status: calling.CallCalled, Diplotypes: []calling.CalledDiplotype{normal},
 				Uninterpreted: []string{"chr22:42127941 G>T is not an allele of any definition"}, NeedsReview: true,
-				Alternatives: []engine.CalledDiplotype{normal}},
+				Alternatives: []calling.CalledDiplotype{normal}},
 			want: GeneResult{Gene: "CYP2D6", Status: "called", Interpretation: "could not interpret — review",
 				Summary:      "could not interpret — review: chr22:42127941 G>T is not an allele of any definition",
 				Diplotypes:   []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}}},
@@ -38,26 +37,26 @@ func TestGeneResultNeverReassures(t *testing.T) {
 		},
 		{
 			name: "review flagged with notes only",
-			in:   engine.GeneCall{Gene: "ABCG2", Status: engine.CallNotCalled, NeedsReview: true, Notes: []string{"every ABCG2 position is missing"}},
+			in:   calling.GeneCall{Gene: "ABCG2", Status: calling.CallNotCalled, NeedsReview: true, Notes: []string{"every ABCG2 position is missing"}},
 			want: GeneResult{Gene: "ABCG2", Status: "not_called", Interpretation: "could not interpret — review",
 				Summary: "could not interpret — review: every ABCG2 position is missing", NeedsReview: true,
 				Notes: []string{"every ABCG2 position is missing"}},
 		},
 		{
 			name: "not called",
-			in:   engine.GeneCall{Gene: "TPMT", Status: engine.CallNotCalled, Diplotypes: []engine.CalledDiplotype{normal}, Notes: []string{"no fit"}},
+			in:   calling.GeneCall{Gene: "TPMT", Status: calling.CallNotCalled, Diplotypes: []calling.CalledDiplotype{normal}, Notes: []string{"no fit"}},
 			want: GeneResult{Gene: "TPMT", Status: "not_called", Interpretation: "not called", Summary: "not called: no fit",
 				Diplotypes: []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}}}, Notes: []string{"no fit"}},
 		},
 		{
 			name: "no data",
-			in:   engine.GeneCall{Gene: "NUDT15", Status: engine.CallNoData},
+			in:   calling.GeneCall{Gene: "NUDT15", Status: calling.CallNoData},
 			want: GeneResult{Gene: "NUDT15", Status: "no_data", Interpretation: "no data", Summary: "no data: the file has no record at any position of NUDT15"},
 		},
 		{
 			name: "ambiguous",
-			in: engine.GeneCall{Gene: "TPMT", Status: engine.CallCalled, Diplotypes: []engine.CalledDiplotype{
-				{Alleles: []string{"*1", "*3A"}, Call: engine.PhenotypeCall{Phenotype: "Intermediate Metabolizer"}},
+			in: calling.GeneCall{Gene: "TPMT", Status: calling.CallCalled, Diplotypes: []calling.CalledDiplotype{
+				{Alleles: []string{"*1", "*3A"}, Call: calling.PhenotypeCall{Phenotype: "Intermediate Metabolizer"}},
 				{Alleles: []string{"*3B", "*3C"}, PhenotypeError: "no CPIC function for *3B"}}},
 			want: GeneResult{Gene: "TPMT", Status: "called", Interpretation: "called",
 				Summary: "ambiguous: *1/*3A: Intermediate Metabolizer or *3B/*3C: no CPIC phenotype (no CPIC function for *3B)",

@@ -2,7 +2,7 @@
 // with the engine's allele matcher. It is the engine side of POST /pgx/vcf
 // and "pgxsafety call": it reads the file with engine/vcf, keeps only the
 // records at allele-definition positions, turns each sample's genotypes
-// into position observations and calls every gene with engine.CallSample.
+// into position observations and calls every gene with calling.Caller.CallSample.
 //
 // Memory stays flat in the number of samples: the file is read once per
 // group of Options.SamplesPerPass samples, and only that group's genotypes
@@ -12,7 +12,7 @@
 // handed over.
 //
 // With Options.Drugs every sample's genotypes are also checked against each
-// drug through engine.Evaluate, as position-level calls.
+// drug through evaluate.Engine.Evaluate, as position-level calls.
 //
 // The package is pure: the standard library and engine's own packages.
 package vcfcall
@@ -29,6 +29,8 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
@@ -56,7 +58,7 @@ type Options struct {
 	// Progress, when set, is called every few thousand records and after
 	// each group of samples.
 	Progress func(Progress)
-	// Drugs are checked for every sample, with engine.Evaluate and the
+	// Drugs are checked for every sample, with evaluate.Engine.Evaluate and the
 	// sample's genotypes as position-level calls (the REST "calls" form),
 	// so a check reads exactly as POST /pgx/check with those calls. An
 	// invalid name is an *engine.ValidationError naming "drug[i]",
@@ -107,11 +109,12 @@ type Sample struct {
 	Checks []CheckOutcome
 }
 
-// CheckOutcome summarises one drug check of a sample (for the audit).
+// CheckOutcome summarises one drug check of a sample (for the audit):
+// its overall severity, or why the check could not be made.
 type CheckOutcome struct {
-	Drug            string `json:"drug"`
-	OverallSeverity string `json:"overall_severity,omitempty"`
-	Error           string `json:"error,omitempty"`
+	Drug            string
+	OverallSeverity engine.Severity
+	Error           string
 }
 
 // Chunk is a group of consecutive samples handed over together (the unit
@@ -215,7 +218,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // run is the state of one Run.
 type run struct {
 	ctx  context.Context
-	kb   *engine.Knowledge
+	kb   *evaluate.Engine
 	open Opener
 	opt  Options
 	emit func(*Chunk) error
@@ -234,7 +237,7 @@ type run struct {
 // chunks, in file order, to emit. The file is refused with a
 // *vcf.ParseError; a requested sample it does not hold with a
 // *SampleError; an error from emit stops the run and is returned.
-func Run(ctx context.Context, kb *engine.Knowledge, open Opener, opt Options, emit func(*Chunk) error) (Stats, error) {
+func Run(ctx context.Context, kb *evaluate.Engine, open Opener, opt Options, emit func(*Chunk) error) (Stats, error) {
 	if len(opt.Drugs) > 0 {
 		if opt.Wire == nil {
 			return Stats{}, errors.New("vcfcall: Options.Wire is required with Drugs")
@@ -282,7 +285,7 @@ func (r *run) pass(pass int) (bool, error) {
 		if r.opt.Progress != nil && records%progressEvery == 0 {
 			r.progress(pass, cr.n)
 		}
-		if !r.kb.IsDefinitionPosition(chrom, pos) {
+		if !r.kb.Caller().IsDefinitionPosition(chrom, pos) {
 			return false
 		}
 		used++
@@ -317,7 +320,7 @@ func (r *run) pass(pass int) (bool, error) {
 		first = lo
 		names = names[lo:min(hi, len(names))]
 	}
-	obs := make([][]engine.PositionObservation, len(names))
+	obs := make([][]calling.PositionObservation, len(names))
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return false, err
@@ -356,7 +359,7 @@ func (r *run) pass(pass int) (bool, error) {
 				gts = append(gts, c.Alleles...)
 				gt = gts[start:len(gts):len(gts)]
 			}
-			obs[j] = append(obs[j], engine.PositionObservation{Chrom: normChrom, Pos: rec.Pos, Ref: rec.Ref,
+			obs[j] = append(obs[j], calling.PositionObservation{Chrom: normChrom, Pos: rec.Pos, Ref: rec.Ref,
 				Alts: rec.Alts, GT: gt, Phased: c.Phased, Source: source})
 		}
 	}
@@ -446,8 +449,8 @@ func (r *run) progress(pass int, n int64) {
 }
 
 // sample calls one sample's genes and encodes its result.
-func (r *run) sample(index int, name string, obs []engine.PositionObservation) (Sample, error) {
-	sc := engine.CallSample(r.kb, obs, engine.CallOptions{ReportUntouched: true})
+func (r *run) sample(index int, name string, obs []calling.PositionObservation) (Sample, error) {
+	sc := r.kb.Caller().CallSample(obs, calling.CallOptions{ReportUntouched: true})
 	res := SampleResult{Sample: name, Genes: make([]GeneResult, 0, len(sc.Genes)), Warnings: nonNil(append(append([]string(nil), r.st.Warnings...), sc.Warnings...))}
 	s := Sample{Index: index, Name: name}
 	if len(r.opt.Drugs) > 0 {
@@ -463,7 +466,7 @@ func (r *run) sample(index int, name string, obs []engine.PositionObservation) (
 		g := geneResult(&sc.Genes[i])
 		if g.NeedsReview {
 			s.GenesForReview++
-		} else if g.Status == engine.CallCalled {
+		} else if g.Status == calling.CallCalled {
 			s.GenesCalled++
 		}
 		res.Genes = append(res.Genes, g)
@@ -480,14 +483,14 @@ func (r *run) sample(index int, name string, obs []engine.PositionObservation) (
 // geneResult turns the matcher's call into the answer. A gene that needs
 // review, or is not called, never carries a phenotype: its summary says
 // what could not be interpreted.
-func geneResult(gc *engine.GeneCall) GeneResult {
+func geneResult(gc *calling.GeneCall) GeneResult {
 	g := GeneResult{
 		Gene: gc.Gene, Status: gc.Status, Source: gc.Source, Alternatives: []string{}, Phased: gc.Phased,
 		MissingPositions: nonNil(gc.MissingPositions), NeedsReview: gc.NeedsReview || len(gc.Uninterpreted) > 0,
 		Uninterpreted: nonNil(gc.Uninterpreted), Notes: nonNil(gc.Notes), Observations: nonNil(gc.Observations),
 		Diplotypes: make([]DiplotypeResult, 0, len(gc.Diplotypes)),
 	}
-	withPhenotype := gc.Status == engine.CallCalled && !g.NeedsReview
+	withPhenotype := gc.Status == calling.CallCalled && !g.NeedsReview
 	var named []string
 	for _, d := range gc.Diplotypes {
 		dr := DiplotypeResult{Diplotype: d.String(), Alleles: nonNil(d.Alleles)}
@@ -524,13 +527,13 @@ func geneResult(gc *engine.GeneCall) GeneResult {
 			what = "the matcher flagged the call for review"
 		}
 		g.Summary = InterpretationReview + ": " + what
-	case gc.Status == engine.CallCalled && len(named) > 0:
+	case gc.Status == calling.CallCalled && len(named) > 0:
 		g.Interpretation = InterpretationCalled
 		g.Summary = strings.Join(named, " or ")
 		if len(named) > 1 {
 			g.Summary = "ambiguous: " + g.Summary
 		}
-	case gc.Status == engine.CallNoData:
+	case gc.Status == calling.CallNoData:
 		g.Interpretation = InterpretationNoData
 		g.Summary = "no data: the file has no record at any position of " + gc.Gene
 	default:
@@ -552,10 +555,10 @@ func nonNil(s []string) []string {
 
 // validateDrugs refuses invalid drug names (empty, too long) before the
 // file is read; an unrecognised name is not an error (its check says so).
-func validateDrugs(kb *engine.Knowledge, drugs []string) error {
+func validateDrugs(kb *evaluate.Engine, drugs []string) error {
 	var fields []engine.FieldError
 	for i, d := range drugs {
-		_, err := engine.Evaluate(kb, engine.Request{Drug: d})
+		_, err := kb.Evaluate(engine.Request{Drug: d})
 		var ve *engine.ValidationError
 		switch {
 		case errors.As(err, &ve):
@@ -577,7 +580,7 @@ func validateDrugs(kb *engine.Knowledge, drugs []string) error {
 
 // check evaluates one drug for a sample.
 func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, CheckOutcome) {
-	res, err := engine.Evaluate(r.kb, engine.Request{Drug: drug, Calls: calls})
+	res, err := r.kb.Evaluate(engine.Request{Drug: drug, Calls: calls})
 	if err != nil {
 		// The calls come from a file the reader accepted; a refusal here
 		// is reported with the check, never dropped.
@@ -592,7 +595,7 @@ func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, Chec
 // '*' of an upstream deletion) cannot be written as calls: they are left
 // out, and a genotype naming one reads as a no-call there (never as
 // reference), with a note.
-func positionCalls(obs []engine.PositionObservation) ([]engine.PositionCall, []string) {
+func positionCalls(obs []calling.PositionObservation) ([]engine.PositionCall, []string) {
 	calls := make([]engine.PositionCall, 0, len(obs))
 	var notes []string
 	for _, o := range obs {

@@ -15,14 +15,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
-func loadKB(t testing.TB) *engine.Knowledge {
+func loadKB(t testing.TB) *evaluate.Engine {
 	t.Helper()
 	k, err := knowledge.Default()
 	if err != nil {
@@ -40,7 +41,7 @@ func memOpener(data []byte, opened *int) vcfcall.Opener {
 }
 
 // runAll runs and collects every chunk.
-func runAll(t *testing.T, kb *engine.Knowledge, data []byte, opt vcfcall.Options) ([]*vcfcall.Chunk, vcfcall.Stats, int, error) {
+func runAll(t *testing.T, kb *evaluate.Engine, data []byte, opt vcfcall.Options) ([]*vcfcall.Chunk, vcfcall.Stats, int, error) {
 	t.Helper()
 	var chunks []*vcfcall.Chunk
 	opened := 0
@@ -62,7 +63,7 @@ const threeSamples = "##fileformat=VCFv4.2\n" +
 
 func TestRunSamplesAndPasses(t *testing.T) {
 	kb := loadKB(t)
-	if !kb.IsDefinitionPosition(cyp2c19Chrom, cyp2c19Pos) {
+	if !kb.Caller().IsDefinitionPosition(cyp2c19Chrom, cyp2c19Pos) {
 		t.Fatalf("%s:%d is not a definition position; the test needs one", cyp2c19Chrom, cyp2c19Pos)
 	}
 	one, st1, opened1, err := runAll(t, kb, []byte(threeSamples), vcfcall.Options{})
@@ -105,17 +106,17 @@ func TestRunSamplesAndPasses(t *testing.T) {
 		if err := json.Unmarshal(s.Result, &res); err != nil {
 			t.Fatal(err)
 		}
-		if res.Sample != s.Name || len(res.Genes) != len(kb.DefinitionGenes()) {
-			t.Errorf("%s: result for %q with %d genes, want every one of the %d definition genes", s.Name, res.Sample, len(res.Genes), len(kb.DefinitionGenes()))
+		if res.Sample != s.Name || len(res.Genes) != len(kb.Caller().DefinitionGenes()) {
+			t.Errorf("%s: result for %q with %d genes, want every one of the %d definition genes", s.Name, res.Sample, len(res.Genes), len(kb.Caller().DefinitionGenes()))
 		}
 		if !cmp.Equal(res.Warnings[:1], st1.Warnings) {
 			t.Errorf("%s: warnings %q do not start with the file's", s.Name, res.Warnings)
 		}
 		for _, g := range res.Genes {
-			if g.Gene != "CYP2C19" && g.Status != engine.CallNoData {
+			if g.Gene != "CYP2C19" && g.Status != calling.CallNoData {
 				t.Errorf("%s: %s has status %q without any record", s.Name, g.Gene, g.Status)
 			}
-			if g.Gene == "CYP2C19" && g.Status == engine.CallNoData {
+			if g.Gene == "CYP2C19" && g.Status == calling.CallNoData {
 				t.Errorf("%s: CYP2C19 has no data although the file has rs4244285", s.Name)
 			}
 		}
@@ -152,7 +153,7 @@ func TestRunSampleSelection(t *testing.T) {
 func TestRunRefusesBeforeAnswering(t *testing.T) {
 	kb := loadKB(t)
 	// NUDT15's rs116855232 (*3), a definition position.
-	if !kb.IsDefinitionPosition("chr13", 48045719) {
+	if !kb.Caller().IsDefinitionPosition("chr13", 48045719) {
 		t.Fatal("chr13:48045719 is not a definition position; the test needs one")
 	}
 	bad := threeSamples + "chr13\t48045719\t.\tC\tT\t.\t.\t.\tGT\t0/1\t0/3\t0/0\n"

@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/knowledge"
 	"github.com/pgxsafety/pgxsafety/knowledge/internal/kbfile"
@@ -326,7 +327,7 @@ func (b *builder) readChanges(dir string, seqs []classify.ProteinSequence) ([]cl
 			HGVSp: r.s("protein_change_hgvs_p"), Consequence: r.s("consequence_class"), UniProt: r.s("uniprot"),
 			ResidueCheck: r.s("residue_check"),
 		}
-		if _, ok := engine.NormaliseRsID(c.RsID); !ok {
+		if _, ok := calling.NormaliseRsID(c.RsID); !ok {
 			return nil, fmt.Errorf("%s: rsid %q", r.where(), c.RsID)
 		}
 		key := c.RsID + ":" + c.Gene + ":" + c.Ref + ">" + c.Alt

@@ -1,10 +1,12 @@
-package engine
+package calling
 
 import (
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Diplotype is one consistent reading of a gene: two alleles, or one for
@@ -75,29 +77,22 @@ func NormaliseRsID(s string) (string, bool) {
 	return s, true
 }
 
-// Input size limits: no drug name is near 200 bytes, and free-text
-// context beyond 1,000 bytes is not clinical context.
-const (
-	MaxDrugNameBytes = 200
-	MaxContextBytes  = 1000
-)
-
 // Validate checks every input field of req and returns a
 // *ValidationError listing each invalid one, or nil.
-func (k *Knowledge) Validate(req Request) error {
-	var fe []FieldError
+func (k *Caller) Validate(req engine.Request) error {
+	var fe []engine.FieldError
 	bad := func(field, reason string, args ...any) {
-		fe = append(fe, FieldError{Field: field, Reason: fmt.Sprintf(reason, args...)})
+		fe = append(fe, engine.FieldError{Field: field, Reason: fmt.Sprintf(reason, args...)})
 	}
 	if strings.TrimSpace(req.Drug) == "" {
 		bad("drug", "is required")
 	}
-	if len(req.Drug) > MaxDrugNameBytes {
-		bad("drug", "must be at most %d bytes", MaxDrugNameBytes)
+	if len(req.Drug) > engine.MaxDrugNameBytes {
+		bad("drug", "must be at most %d bytes", engine.MaxDrugNameBytes)
 	}
 	for field, v := range map[string]string{"state": req.State, "ethnicity": req.Ethnicity, "indication": req.Indication} {
-		if len(v) > MaxContextBytes {
-			bad(field, "must be at most %d bytes", MaxContextBytes)
+		if len(v) > engine.MaxContextBytes {
+			bad(field, "must be at most %d bytes", engine.MaxContextBytes)
 		}
 	}
 	seen := map[string]bool{}
@@ -116,7 +111,7 @@ func (k *Knowledge) Validate(req Request) error {
 		if !seen[strings.ToLower(strings.TrimSpace(key))] {
 			bad("zygosity."+key, "names a variant that is not in variants")
 		}
-		if z != Het && z != Hom && z != Hemi && z != Ref {
+		if z != engine.Het && z != engine.Hom && z != engine.Hemi && z != engine.Ref {
 			bad("zygosity."+key, "must be het, hom, hemi or ref, got %q", string(z))
 		}
 	}
@@ -134,7 +129,7 @@ func (k *Knowledge) Validate(req Request) error {
 		}
 	}
 	for gene, d := range req.Diplotypes {
-		g, ok := k.idx.genes[gene]
+		g, ok := k.Gene(gene)
 		if !ok {
 			bad("diplotypes."+gene, "unknown gene; known genes: %s", strings.Join(k.geneSymbols(), ", "))
 			continue
@@ -155,7 +150,7 @@ func (k *Knowledge) Validate(req Request) error {
 		}
 	}
 	for i, gene := range req.GenesTested {
-		if _, ok := k.idx.genes[strings.TrimSpace(gene)]; !ok {
+		if _, ok := k.Gene(strings.TrimSpace(gene)); !ok {
 			bad(fmt.Sprintf("genes_tested[%d]", i), "unknown gene %q", gene)
 		}
 	}
@@ -172,12 +167,12 @@ func (k *Knowledge) Validate(req Request) error {
 	}
 	if len(fe) > 0 {
 		sort.Slice(fe, func(i, j int) bool { return fe[i].Field < fe[j].Field })
-		return &ValidationError{Fields: fe}
+		return &engine.ValidationError{Fields: fe}
 	}
 	return nil
 }
 
-func (k *Knowledge) geneSymbols() []string {
+func (k *Caller) geneSymbols() []string {
 	out := make([]string, 0, len(k.Genes))
 	for _, g := range k.Genes {
 		out = append(out, g.Symbol)
@@ -196,12 +191,12 @@ type parsedDiplotype struct {
 // parseDiplotype splits "A/B" into known allele names. Some G6PD allele
 // names contain "/", so every split point is tried. One allele alone is a
 // genotype only for a hemizygous gene (G6PD, MT-RNR1).
-func (k *Knowledge) parseDiplotype(g *Gene, s string) ([]string, error) {
+func (k *Caller) parseDiplotype(g *engine.Gene, s string) ([]string, error) {
 	p, err := k.parseDiplotypeNotes(g, s)
 	return p.alleles, err
 }
 
-func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, error) {
+func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return parsedDiplotype{}, fmt.Errorf("is empty")
@@ -258,8 +253,8 @@ func (k *Knowledge) parseDiplotypeNotes(g *Gene, s string) (parsedDiplotype, err
 // name: the name itself, or either part of a composite CPIC name such as
 // "c.1905+1G>A (*2A)" ("c.1905+1G>A" or "*2A") where that part names one
 // allele only.
-func (k *Knowledge) alleleName(gene, s string) (string, bool) {
-	if _, ok := k.idx.alleles[gene][s]; ok {
+func (k *Caller) alleleName(gene, s string) (string, bool) {
+	if _, ok := k.Allele(gene, s); ok {
 		return s, true
 	}
 	a, ok := k.idx.alleleAliases[gene][s]
@@ -267,8 +262,8 @@ func (k *Knowledge) alleleName(gene, s string) (string, bool) {
 }
 
 // ParseDiplotype splits a diplotype of gene into known allele names.
-func (k *Knowledge) ParseDiplotype(gene, s string) ([]string, error) {
-	g, ok := k.idx.genes[gene]
+func (k *Caller) ParseDiplotype(gene, s string) ([]string, error) {
+	g, ok := k.Gene(gene)
 	if !ok {
 		return nil, fmt.Errorf("unknown gene %q", gene)
 	}
@@ -285,7 +280,7 @@ func quoteAll(ss []string) string {
 
 // InterpretGenotype turns the genotype part of a request into per-gene
 // diplotypes and phenotypes. req must have passed Validate.
-func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
+func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	gt := &Genotype{Genes: map[string]*GeneGenotype{}, HLA: map[string]bool{}, Covered: map[string]bool{}}
 	male := req.Patient != nil && strings.EqualFold(req.Patient.Sex, "male")
 	sexKnown := req.Patient != nil && req.Patient.Sex != ""
@@ -318,51 +313,9 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 	for g := range req.Diplotypes {
 		genes[g] = true
 	}
-	var toCall []string
-	assume := map[string]bool{}
-	for g := range genes {
-		if _, ok := k.idx.defs[g]; !ok {
-			continue
-		}
-		if _, given := req.Diplotypes[g]; given {
-			continue
-		}
-		toCall = append(toCall, g)
-		assume[g] = tested[g]
-	}
-	sort.Strings(toCall)
-	sex := ""
-	if req.Patient != nil {
-		sex = strings.ToLower(req.Patient.Sex)
-	}
-	var calls map[string]*GeneCall
-	if len(toCall) > 0 {
-		calls = k.callRequest(ro, CallOptions{Genes: toCall, AbsentAsDefault: assume, Sex: sex})
-		// A tested gene whose reported variants fit no allele pair when
-		// every unreported position is read as reference (a panel that
-		// typed rs4244285 but not the other *2 positions) is called again
-		// with the unreported positions unknown; the call then rests on
-		// the variants given and says so.
-		var retry []string
-		for _, g := range toCall {
-			if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
-				retry = append(retry, g)
-			}
-		}
-		if len(retry) > 0 {
-			again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
-			for _, g := range retry {
-				if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
-					c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))
-					c.NeedsReview = false
-					calls[g] = c
-					assume[g] = false
-				}
-			}
-		}
-	}
+	calls, assume := k.callGenes(ro, req, genes, tested)
 	for symbol := range genes {
-		g, ok := k.idx.genes[symbol]
+		g, ok := k.Gene(symbol)
 		_, hasDef := k.idx.defs[symbol]
 		if !ok || (len(g.Rules) == 0 && !hasDef) {
 			if ok && (len(ro.items[symbol]) > 0 || tested[symbol]) && !strings.HasPrefix(symbol, "HLA-") {
@@ -393,7 +346,58 @@ func (k *Knowledge) InterpretGenotype(req Request) *Genotype {
 	return gt
 }
 
-func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
+// callGenes calls, with the allele matcher, every gene of genes that has
+// an allele definition and was not given as a diplotype. assume says, per
+// gene, whether its unreported positions were read as reference (a tested
+// gene). A tested gene whose reported variants fit no allele pair when
+// every unreported position is read as reference (a panel that typed
+// rs4244285 but not the other *2 positions) is called again with the
+// unreported positions unknown; the call then rests on the variants given
+// and says so.
+func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map[string]bool) (calls map[string]*GeneCall, assume map[string]bool) {
+	var toCall []string
+	assume = map[string]bool{}
+	for g := range genes {
+		if _, ok := k.idx.defs[g]; !ok {
+			continue
+		}
+		if _, given := req.Diplotypes[g]; given {
+			continue
+		}
+		toCall = append(toCall, g)
+		assume[g] = tested[g]
+	}
+	sort.Strings(toCall)
+	if len(toCall) == 0 {
+		return nil, assume
+	}
+	sex := ""
+	if req.Patient != nil {
+		sex = strings.ToLower(req.Patient.Sex)
+	}
+	calls = k.callRequest(ro, CallOptions{Genes: toCall, AbsentAsDefault: assume, Sex: sex})
+	var retry []string
+	for _, g := range toCall {
+		if c := calls[g]; c != nil && assume[g] && len(ro.items[g]) > 0 && c.Status != CallCalled && len(ro.review[g]) == 0 {
+			retry = append(retry, g)
+		}
+	}
+	if len(retry) == 0 {
+		return calls, assume
+	}
+	again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
+	for _, g := range retry {
+		if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))
+			c.NeedsReview = false
+			calls[g] = c
+			assume[g] = false
+		}
+	}
+	return calls, assume
+}
+
+func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
 	p, _ := k.parseDiplotypeNotes(g, d) // validated
 	alleles := p.alleles
@@ -409,4 +413,34 @@ func (k *Knowledge) fromDiplotype(g *Gene, d string, hemi bool) *GeneGenotype {
 	}
 	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
 	return gg
+}
+
+// compositeAliases returns, for allele names of the form "A (B)", the
+// parts A and B when each names no other allele and is not itself a name.
+func compositeAliases(names map[string]*engine.Allele) map[string]string {
+	out := map[string]string{}
+	taken := map[string]int{}
+	for name := range names {
+		open := strings.LastIndex(name, " (")
+		if open <= 0 || !strings.HasSuffix(name, ")") {
+			continue
+		}
+		for _, part := range []string{name[:open], name[open+2 : len(name)-1]} {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if _, isName := names[part]; isName {
+				continue
+			}
+			taken[part]++
+			out[part] = name
+		}
+	}
+	for part, n := range taken {
+		if n > 1 {
+			delete(out, part)
+		}
+	}
+	return out
 }

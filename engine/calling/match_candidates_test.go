@@ -1,9 +1,10 @@
-package engine_test
+package calling_test
 
 import (
 	"testing"
 
-	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // FuzzCandidatesMatchReference holds the allele candidates the bitsets
@@ -13,9 +14,13 @@ func FuzzCandidatesMatchReference(f *testing.F) {
 	for seed := range int64(64) {
 		f.Add(seed)
 	}
-	k := kb(f)
+	e, err := knowledge.Default()
+	if err != nil {
+		f.Fatal(err)
+	}
+	k := e.Caller()
 	f.Fuzz(func(t *testing.T, seed int64) {
-		if d := engine.DiffCandidates(k, seed); d != "" {
+		if d := calling.DiffCandidates(k, seed); d != "" {
 			t.Fatal(d)
 		}
 	})

@@ -1,20 +1,23 @@
-package engine
+package evaluate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // indianContext fills the India-specific part of the result.
 func (ev *evaluation) indianContext() {
-	ic := IndianContext{
+	ic := engine.IndianContext{
 		State:                 ev.req.State,
 		Ethnicity:             ev.req.Ethnicity,
-		EndemicRisks:          []EndemicRisk{},
-		PopulationFrequencies: []PopulationFrequency{},
-		CommunityNotes:        []CommunityNote{},
-		TraditionalMedicine:   []HerbNote{},
+		EndemicRisks:          []engine.EndemicRisk{},
+		PopulationFrequencies: []engine.PopulationFrequency{},
+		CommunityNotes:        []engine.CommunityNote{},
+		TraditionalMedicine:   []engine.HerbNote{},
 	}
 	if strings.TrimSpace(ev.req.State) != "" {
 		st, ok := ev.state()
@@ -23,8 +26,8 @@ func (ev *evaluation) indianContext() {
 			ic.StateNormalised = st.Name
 			if ev.drug != nil {
 				for _, r := range st.Risks {
-					if contains(r.Drugs, ev.drug.Name) {
-						ic.EndemicRisks = append(ic.EndemicRisks, EndemicRisk{Risk: r.Risk, Disease: r.Disease, Drugs: r.Drugs, Note: r.Note})
+					if slices.Contains(r.Drugs, ev.drug.Name) {
+						ic.EndemicRisks = append(ic.EndemicRisks, engine.EndemicRisk{Risk: r.Risk, Disease: r.Disease, Drugs: r.Drugs, Note: r.Note})
 					}
 				}
 			}
@@ -44,12 +47,12 @@ func (ev *evaluation) indianContext() {
 		if ev.drug != nil {
 			genes := ev.drugGenes()
 			for _, c := range cs {
-				relevant := contains(c.Drugs, ev.drug.Name)
+				relevant := slices.Contains(c.Drugs, ev.drug.Name)
 				for _, g := range c.Genes {
-					relevant = relevant || contains(genes, g)
+					relevant = relevant || slices.Contains(genes, g)
 				}
 				if relevant {
-					ic.CommunityNotes = append(ic.CommunityNotes, CommunityNote{Community: c.Name, Trait: c.Trait, Finding: c.Finding})
+					ic.CommunityNotes = append(ic.CommunityNotes, engine.CommunityNote{Community: c.Name, Trait: c.Trait, Finding: c.Finding})
 				}
 			}
 		}
@@ -58,23 +61,23 @@ func (ev *evaluation) indianContext() {
 		genes := ev.drugGenes()
 		n := 0
 		for _, v := range ev.kb.Variants {
-			if contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
+			if slices.Contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
 				n++
 			}
 		}
-		ic.PopulationFrequencies = make([]PopulationFrequency, 0, n)
+		ic.PopulationFrequencies = make([]engine.PopulationFrequency, 0, n)
 		for _, v := range ev.kb.Variants {
-			if !contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
+			if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
 				continue
 			}
-			ic.PopulationFrequencies = append(ic.PopulationFrequencies, PopulationFrequency{
+			ic.PopulationFrequencies = append(ic.PopulationFrequencies, engine.PopulationFrequency{
 				Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
 				AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
 			})
 		}
 		for _, h := range ev.kb.Herbs {
-			if contains(h.Drugs, ev.drug.Name) {
-				ic.TraditionalMedicine = append(ic.TraditionalMedicine, HerbNote{
+			if slices.Contains(h.Drugs, ev.drug.Name) {
+				ic.TraditionalMedicine = append(ic.TraditionalMedicine, engine.HerbNote{
 					Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
 				})
 			}
@@ -98,21 +101,21 @@ func (ev *evaluation) alternatives() {
 				continue
 			}
 			seen[name] = true
-			var sub Result
-			if _, covered := ev.kb.Drug(name); covered {
+			var sub engine.Result
+			if _, covered := ev.kb.names.Drug(name); covered {
 				alt := ev.req
 				alt.Drug = name
 				sub = ev.kb.evaluate(alt, ev.gt)
 			} // else the re-check would only say DrugRecognised false
 			if !sub.DrugRecognised {
-				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{
+				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, engine.Alternative{
 					Name: name,
 					Rationale: fmt.Sprintf("named by the %s recommendation for %s; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
 						r.Source, r.GuidelineName),
 				})
 				continue
 			}
-			if sub.OverallSeverity == "HIGH" && hasConfirmed(sub.Alerts) {
+			if sub.OverallSeverity == engine.SeverityHigh && hasConfirmed(sub.Alerts) {
 				ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
 					"%s is named as an alternative by the %s guideline but this genotype also makes it HIGH risk, so it is not suggested", name, r.Source))
 				continue
@@ -120,29 +123,29 @@ func (ev *evaluation) alternatives() {
 			why := fmt.Sprintf("named by the %s recommendation (%s)", r.Source, r.GuidelineName)
 			switch {
 			case hasConfirmed(sub.Alerts):
-				why += fmt.Sprintf("; re-checked against this genotype: %s", sub.OverallSeverity)
+				why += "; re-checked against this genotype: " + severityWord(sub.OverallSeverity)
 			case len(sub.Alerts) > 0:
 				why += "; its own pharmacogenes were not all genotyped (see a check of " + name + ")"
 			default:
 				why += "; re-checked against this genotype: no pharmacogenomic alert"
 			}
-			ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, Alternative{Name: name, Rationale: why})
+			ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, engine.Alternative{Name: name, Rationale: why})
 		}
 	}
 }
 
-func hasConfirmed(as []Alert) bool {
+func hasConfirmed(as []engine.Alert) bool {
 	for _, a := range as {
-		if a.Category == CategoryConfirmed && a.severity >= SeverityHigh {
+		if a.Category == engine.CategoryConfirmed && a.Severity >= engine.SeverityHigh {
 			return true
 		}
 	}
 	return false
 }
 
-func (ev *evaluation) completeness() DataCompleteness {
+func (ev *evaluation) completeness() engine.DataCompleteness {
 	r := ev.req
-	dc := DataCompleteness{
+	dc := engine.DataCompleteness{
 		GenotypeProvided:   len(r.Variants) > 0 || len(r.Diplotypes) > 0 || len(r.HLA) > 0 || len(r.GenesTested) > 0,
 		StateProvided:      strings.TrimSpace(r.State) != "",
 		EthnicityProvided:  strings.TrimSpace(r.Ethnicity) != "",
@@ -175,7 +178,7 @@ func (ev *evaluation) confidence() string {
 		return "low"
 	}
 	for _, a := range ev.res.Alerts {
-		if a.Category == CategoryUnknown {
+		if a.Category == engine.CategoryUnknown {
 			return "medium"
 		}
 	}
@@ -186,7 +189,7 @@ func (ev *evaluation) confidence() string {
 		return "high"
 	}
 	top := ev.res.Alerts[0]
-	if top.Category == CategoryConfirmed && (top.EvidenceLevel == "1A" || top.EvidenceLevel == "1B") {
+	if top.Category == engine.CategoryConfirmed && (top.EvidenceLevel == "1A" || top.EvidenceLevel == "1B") {
 		return "high"
 	}
 	return "medium"
@@ -206,9 +209,9 @@ func (ev *evaluation) citations() {
 		}
 	}
 	if len(res.SourceCitations) == 0 && n > cap(res.SourceCitations) {
-		res.SourceCitations = make([]Citation, 0, n)
+		res.SourceCitations = make([]engine.Citation, 0, n)
 	}
-	cite := func(target CitationTarget, source, level, url string) {
+	cite := func(target engine.CitationTarget, source, level, url string) {
 		if url == "" {
 			return // nothing to point at: the field stays uncited rather than cited falsely
 		}
@@ -218,10 +221,10 @@ func (ev *evaluation) citations() {
 			source += " (ClinPGx level of evidence " + level + ")"
 			level = ""
 		}
-		res.SourceCitations = append(res.SourceCitations, Citation{Target: target, Source: source, EvidenceLevel: level, URL: url})
+		res.SourceCitations = append(res.SourceCitations, engine.Citation{Target: target, Source: source, EvidenceLevel: level, URL: url})
 	}
 	for _, a := range res.Alerts {
-		target := CitationTarget{Kind: CitesAlert, Alert: a.ID}
+		target := engine.CitationTarget{Kind: engine.CitesAlert, Alert: a.ID}
 		r := ev.byAlert[a.ID]
 		if a.Guideline != nil {
 			src := a.GuidanceSource + " guideline: " + a.Guideline.Name
@@ -238,23 +241,23 @@ func (ev *evaluation) citations() {
 		if a.Variant != "" {
 			if tv, ok := ev.kb.TrackedVariant(a.Variant); ok {
 				if a.AFIndia != nil {
-					cite(CitationTarget{Kind: CitesAlertFrequencyIndia, Alert: a.ID},
+					cite(engine.CitationTarget{Kind: engine.CitesAlertFrequencyIndia, Alert: a.ID},
 						tv.AFIndiaBasis+": "+ev.sourceText(tv.AFIndiaSourceIDs, ""), "", ev.sourceURL(tv.AFIndiaSourceIDs, ""))
 				}
 				if a.AFGlobal != nil {
-					cite(CitationTarget{Kind: CitesAlertFrequencyGlobal, Alert: a.ID},
+					cite(engine.CitationTarget{Kind: engine.CitesAlertFrequencyGlobal, Alert: a.ID},
 						tv.AFGlobalBasis+": "+ev.sourceText(tv.AFGlobalSourceIDs, ""), "", ev.sourceURL(tv.AFGlobalSourceIDs, ""))
 				}
 			}
 		}
-		if a.Category == CategoryPopulationRisk {
-			cite(target, ev.sourceText(a.sourceIDs, ""), "", ev.sourceURL(a.sourceIDs, ""))
+		if a.Category == engine.CategoryPopulationRisk {
+			cite(target, ev.sourceText(ev.sourcesByAlert[a.ID], ""), "", ev.sourceURL(ev.sourcesByAlert[a.ID], ""))
 		}
 	}
 	for i, alt := range res.SaferAlternatives {
 		for _, a := range res.Alerts {
-			if r := ev.byAlert[a.ID]; r != nil && contains(r.Alternatives, alt.Name) {
-				cite(CitationTarget{Kind: CitesAlternative, Index: i}, r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
+			if r := ev.byAlert[a.ID]; r != nil && slices.Contains(r.Alternatives, alt.Name) {
+				cite(engine.CitationTarget{Kind: engine.CitesAlternative, Index: i}, r.Source+" guideline: "+r.GuidelineName, a.EvidenceLevel, r.GuidelineURL)
 				break
 			}
 		}
@@ -262,10 +265,10 @@ func (ev *evaluation) citations() {
 	if st, ok := ev.state(); ok {
 		n := 0
 		for _, r := range st.Risks {
-			if ev.drug == nil || !contains(r.Drugs, ev.drug.Name) {
+			if ev.drug == nil || !slices.Contains(r.Drugs, ev.drug.Name) {
 				continue
 			}
-			cite(CitationTarget{Kind: CitesEndemicRisk, Index: n}, ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
+			cite(engine.CitationTarget{Kind: engine.CitesEndemicRisk, Index: n}, ev.sourceText(r.SourceIDs, ""), "", ev.sourceURL(r.SourceIDs, ""))
 			n++
 		}
 	}
@@ -275,14 +278,14 @@ func (ev *evaluation) citations() {
 			if len(ids) == 0 {
 				ids = tv.AFGlobalSourceIDs
 			}
-			cite(CitationTarget{Kind: CitesPopulationFrequency, Index: i}, ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
+			cite(engine.CitationTarget{Kind: engine.CitesPopulationFrequency, Index: i}, ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
 		}
 	}
 	ci := 0
 	for _, c := range ev.communities {
 		for _, n := range res.IndianContext.CommunityNotes {
 			if n.Community == c.Name && n.Finding == c.Finding {
-				cite(CitationTarget{Kind: CitesCommunityNote, Index: ci}, ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))
+				cite(engine.CitationTarget{Kind: engine.CitesCommunityNote, Index: ci}, ev.sourceText(c.SourceIDs, ""), "", ev.sourceURL(c.SourceIDs, ""))
 				ci++
 				break
 			}
@@ -290,8 +293,8 @@ func (ev *evaluation) citations() {
 	}
 	hi := 0
 	for _, h := range ev.kb.Herbs {
-		if ev.drug != nil && contains(h.Drugs, ev.drug.Name) {
-			cite(CitationTarget{Kind: CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
+		if ev.drug != nil && slices.Contains(h.Drugs, ev.drug.Name) {
+			cite(engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
 			hi++
 		}
 	}
@@ -357,4 +360,18 @@ func SpecEvidenceLevel(level string) bool {
 		return true
 	}
 	return false
+}
+
+// severityWord names a severity in the prose of a rationale, in the words
+// the rationale has always used (the spec's severity names).
+func severityWord(s engine.Severity) string {
+	switch s {
+	case engine.SeverityHigh:
+		return "HIGH"
+	case engine.SeverityModerate:
+		return "MODERATE"
+	case engine.SeverityInfo:
+		return "INFO"
+	}
+	return "NONE"
 }

@@ -1,8 +1,10 @@
-package engine
+package population
 
 import (
 	"regexp"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // Ethnicity is matched against whole community names, never against a
@@ -26,20 +28,20 @@ var (
 
 // communityNames returns the whole names of c as normalised word
 // sequences.
-func (k *Knowledge) communityNames(c *Community) [][]string {
+func communityNames(k *engine.Knowledge, c *engine.Community) [][]string {
 	states := map[string]bool{}
 	for _, s := range k.States {
-		states[normaliseKey(s.Name)] = true
+		states[engine.NormaliseKey(s.Name)] = true
 		for _, a := range s.Aliases {
-			states[normaliseKey(a)] = true
+			states[engine.NormaliseKey(a)] = true
 		}
 	}
 	region := map[string]bool{}
-	for _, w := range strings.Fields(normaliseKey(c.Region)) {
+	for _, w := range strings.Fields(engine.NormaliseKey(c.Region)) {
 		region[w] = true
 	}
 	isPlace := func(item string) bool {
-		key := normaliseKey(item)
+		key := engine.NormaliseKey(item)
 		if states[key] {
 			return true
 		}
@@ -53,7 +55,7 @@ func (k *Knowledge) communityNames(c *Community) [][]string {
 	var out [][]string
 	addList := func(text string) {
 		for _, item := range reListSep.Split(text, -1) {
-			if ws := strings.Fields(normaliseKey(item)); len(ws) > 0 {
+			if ws := strings.Fields(engine.NormaliseKey(item)); len(ws) > 0 {
 				out = append(out, ws)
 			}
 		}
@@ -68,7 +70,7 @@ func (k *Knowledge) communityNames(c *Community) [][]string {
 				if isPlace(it) {
 					place = true
 				}
-				for _, w := range strings.Fields(normaliseKey(it)) {
+				for _, w := range strings.Fields(engine.NormaliseKey(it)) {
 					if region[w] && !regionGeneric[w] {
 						place = true
 					}
@@ -88,12 +90,12 @@ var regionGeneric = map[string]bool{"india": true, "indian": true, "region": tru
 
 // matchCommunities returns the communities one of whose whole names the
 // ethnicity matches.
-func (k *Knowledge) matchCommunities(ethnicity string) []*Community {
-	words := strings.Fields(normaliseKey(ethnicity))
+func (k *Selector) MatchCommunities(ethnicity string) []*engine.Community {
+	words := strings.Fields(engine.NormaliseKey(ethnicity))
 	if len(words) == 0 {
 		return nil
 	}
-	var out []*Community
+	var out []*engine.Community
 	for i, c := range k.idx.communities {
 		for _, name := range k.idx.communityNames[i] {
 			if wordsMatch(words, name) {

@@ -1,4 +1,4 @@
-package engine
+package drugnames
 
 import (
 	"fmt"
@@ -7,56 +7,14 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file is the one drug-name reader of the service. REST (/pgx/check,
 // /pgx/batch), the lab CSV, the CLI and the CDS Hooks adapter (through
 // fhir's medication mapper) all read a drug through ReadDrug or
 // DrugsByCode, so a name means the same drug everywhere.
-
-// Status values of a DrugReading.
-const (
-	// DrugStatusRecognised: every part of the input was read as covered
-	// drugs (strength, dose-form and route words aside).
-	DrugStatusRecognised = "recognised"
-	// DrugStatusPartial: some covered drug was read, and some part of the
-	// input (an ingredient of a combination) was not recognised.
-	DrugStatusPartial = "partly-recognised"
-	// DrugStatusNeedsConfirmation: the input is a name the sources flag as
-	// an ordinary English word or a short abbreviation; it was not checked
-	// and did_you_mean names the drug it may stand for.
-	DrugStatusNeedsConfirmation = "needs-confirmation"
-	// DrugStatusNotRecognised: nothing in the input names a covered drug.
-	DrugStatusNotRecognised = "not-recognised"
-)
-
-// DrugReading says how the drug input of a request was read.
-type DrugReading struct {
-	// Input is the drug as submitted.
-	Input  string
-	Status string
-	// Via says how the drugs were identified: "name", "salt",
-	// "generic-synonym", "abbreviation", "brand", "combination",
-	// "ingredient list", "RxNorm" or "ATC".
-	Via string
-	// Matched is the name or code that matched, as the knowledge writes it.
-	Matched string
-	// Drugs are the covered drugs that are checked, in knowledge names.
-	Drugs []string
-	// Ingredients are a combination product's ingredients as its source
-	// lists them (covered or not).
-	Ingredients []string
-	// Unrecognised are the parts of the input that name no covered drug
-	// (an ingredient without pharmacogenomic guidance in the knowledge, or
-	// a name that was not understood).
-	Unrecognised []string
-	// Ignored are the strength, dose-form and route words set aside.
-	Ignored []string
-	// Notes explain anything the reader of the answer should confirm.
-	Notes []string
-	// DidYouMean lists covered drugs the input may have meant.
-	DidYouMean []string
-}
 
 // nameEntry is one indexed name.
 type nameEntry struct {
@@ -123,12 +81,6 @@ var (
 	reSystemBar = regexp.MustCompile(`^\s*(\S+)\|([A-Za-z0-9]+)\s*$`)
 	// comboSep separates the ingredients of a combination written out.
 	comboSep = regexp.MustCompile(`\s*(?:\+|/|&|;|,|\band\b|\bwith\b|\bplus\b)\s*`)
-)
-
-// Code systems a drug can be named by.
-const (
-	SystemRxNormURL = "http://www.nlm.nih.gov/research/umls/rxnorm"
-	SystemATCURL    = "http://www.whocc.no/atc"
 )
 
 // nameTokens lower-cases s and splits it into tokens of letters and digits
@@ -212,7 +164,7 @@ func nameKey(tokens []string) string { return strings.Join(tokens, "") }
 // buildNameIndex indexes every drug name, synonym, salt, brand, brand stem,
 // abbreviation and combination product of the knowledge, and its RxNorm and
 // ATC codes.
-func (k *Knowledge) buildNameIndex() *nameIndex {
+func buildNameIndex(k *engine.Knowledge) *nameIndex {
 	ni := &nameIndex{byKey: map[string][]*nameEntry{}, seqs: map[string][]nameSeq{}, rxnorm: map[string][]string{}, atc: map[string][]string{}}
 	add := func(name string, e *nameEntry, trusted bool) {
 		toks := nameTokens(name)
@@ -266,20 +218,20 @@ func (k *Knowledge) buildNameIndex() *nameIndex {
 		n := &k.DrugNames[i]
 		e := &nameEntry{label: n.Name, via: n.Kind, drugs: n.Drugs, ingr: n.Ingredients}
 		switch n.Kind {
-		case NameKindSalt, NameKindGenericSynonym, NameKindAbbreviation:
+		case engine.NameKindSalt, engine.NameKindGenericSynonym, engine.NameKindAbbreviation:
 			e.rank = 1
-		case NameKindBrand:
+		case engine.NameKindBrand:
 			e.rank = 2
 		default:
 			e.rank = 3
 		}
 		e.confirm, e.caution = nameConfirmation(n, false)
-		add(n.Name, e, n.Kind != NameKindCombination)
+		add(n.Name, e, n.Kind != engine.NameKindCombination)
 		if n.Stem != "" && !strings.EqualFold(n.Stem, n.Name) {
 			se := *e
 			se.label = n.Stem
 			se.confirm, se.caution = nameConfirmation(n, true)
-			add(n.Stem, &se, n.Kind != NameKindCombination)
+			add(n.Stem, &se, n.Kind != engine.NameKindCombination)
 		}
 	}
 	for first := range ni.seqs {
@@ -325,7 +277,7 @@ func appendUnique(ss []string, s string) []string {
 // a route abbreviation. A name or stem that is also an English word
 // ("Horizon", "Trend") is checked when it is the whole input, with a
 // caution, and is never looked for inside free text.
-func nameConfirmation(n *DrugName, stem bool) (confirm, caution string) {
+func nameConfirmation(n *engine.DrugName, stem bool) (confirm, caution string) {
 	has := func(f string) bool {
 		for _, x := range n.Flags {
 			if x == f {
@@ -338,15 +290,15 @@ func nameConfirmation(n *DrugName, stem bool) (confirm, caution string) {
 		if len([]rune(strings.TrimSpace(n.Stem))) <= 3 {
 			return fmt.Sprintf("%q is a short stem of the product %q and may mean something else", n.Stem, n.Name), ""
 		}
-		if has(NameFlagStemEnglishWord) {
+		if has(engine.NameFlagStemEnglishWord) {
 			return "", fmt.Sprintf("%q is also an ordinary English word; it was read as the product %q — confirm", n.Stem, n.Name)
 		}
 		return "", ""
 	}
-	if has(NameFlagShort) && !(n.Kind == NameKindAbbreviation && strings.IndexFunc(n.Name, unicode.IsDigit) >= 0) {
+	if has(engine.NameFlagShort) && !(n.Kind == engine.NameKindAbbreviation && strings.IndexFunc(n.Name, unicode.IsDigit) >= 0) {
 		return fmt.Sprintf("%q is a short %s that may mean something else", n.Name, n.Kind), ""
 	}
-	if has(NameFlagEnglishWord) {
+	if has(engine.NameFlagEnglishWord) {
 		return "", fmt.Sprintf("%q is also an ordinary English word; it was read as a %s — confirm", n.Name, n.Kind)
 	}
 	return "", ""
@@ -355,12 +307,12 @@ func nameConfirmation(n *DrugName, stem bool) (confirm, caution string) {
 // DrugsByCode returns the covered drugs a drug code names: RxNorm CUIs and
 // ATC codes of the knowledge. system is a FHIR system URL or one of
 // "RxNorm", "ATC" (any case).
-func (k *Knowledge) DrugsByCode(system, code string) []string {
+func (k *Reader) DrugsByCode(system, code string) []string {
 	code = strings.TrimSpace(code)
 	switch strings.ToLower(strings.TrimSpace(system)) {
-	case SystemRxNormURL, "rxnorm", "rxcui":
+	case engine.SystemRxNormURL, "rxnorm", "rxcui":
 		return append([]string(nil), k.idx.names.rxnorm[code]...)
-	case SystemATCURL, "atc":
+	case engine.SystemATCURL, "atc":
 		return append([]string(nil), k.idx.names.atc[strings.ToUpper(code)]...)
 	}
 	return nil
@@ -375,18 +327,18 @@ func (k *Knowledge) DrugsByCode(system, code string) []string {
 // sources flag as an English word or a short abbreviation is not checked
 // (status needs-confirmation), and a name that is not found gets near
 // misses in DidYouMean.
-func (k *Knowledge) ReadDrug(input string) DrugReading {
+func (k *Reader) ReadDrug(input string) engine.DrugReading {
 	return k.readDrug(input, true)
 }
 
 // readDrug is ReadDrug; suggest false leaves DidYouMean empty (the near
 // miss search is the costliest step, and Drug, which reads knowledge
 // names for alternatives and ingredients, never uses it).
-func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
-	r := DrugReading{Input: input, Drugs: []string{}}
+func (k *Reader) readDrug(input string, suggest bool) engine.DrugReading {
+	r := engine.DrugReading{Input: input, Drugs: []string{}}
 	s := strings.TrimSpace(input)
 	if s == "" {
-		r.Status = DrugStatusNotRecognised
+		r.Status = engine.DrugStatusNotRecognised
 		return r
 	}
 	if k.readCode(s, &r) {
@@ -441,9 +393,9 @@ func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
 			r.Via = "ingredient list"
 			r.Ignored = ignored
 			r.Unrecognised = unread
-			r.Status = DrugStatusRecognised
+			r.Status = engine.DrugStatusRecognised
 			if len(unread) > 0 {
-				r.Status = DrugStatusPartial
+				r.Status = engine.DrugStatusPartial
 			}
 			return r
 		}
@@ -452,7 +404,7 @@ func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
 	if k.scan(toks, &r) {
 		return r
 	}
-	r.Status = DrugStatusNotRecognised
+	r.Status = engine.DrugStatusNotRecognised
 	if suggest {
 		r.DidYouMean = k.didYouMean(s)
 	}
@@ -460,7 +412,7 @@ func (k *Knowledge) readDrug(input string, suggest bool) DrugReading {
 }
 
 // readCode reads the code forms of ReadDrug.
-func (k *Knowledge) readCode(s string, r *DrugReading) bool {
+func (k *Reader) readCode(s string, r *engine.DrugReading) bool {
 	system, code := "", ""
 	// Each expression runs only on input that holds the character it
 	// needs (the separator of "rxnorm:123", the bar of "system|code"), and
@@ -479,17 +431,17 @@ func (k *Knowledge) readCode(s string, r *DrugReading) bool {
 	}
 	drugs := k.DrugsByCode(system, code)
 	label := "RxNorm"
-	if strings.EqualFold(system, "atc") || strings.EqualFold(system, SystemATCURL) {
+	if strings.EqualFold(system, "atc") || strings.EqualFold(system, engine.SystemATCURL) {
 		label, code = "ATC", strings.ToUpper(code)
 	}
 	r.Via, r.Matched = label, label+" "+code
 	if len(drugs) == 0 {
-		r.Status = DrugStatusNotRecognised
+		r.Status = engine.DrugStatusNotRecognised
 		r.Notes = append(r.Notes, fmt.Sprintf("%s code %s names no drug of the knowledge", label, code))
 		return true
 	}
 	sort.Strings(drugs)
-	r.Drugs, r.Status = drugs, DrugStatusRecognised
+	r.Drugs, r.Status = drugs, engine.DrugStatusRecognised
 	if len(drugs) > 1 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s code %s names more than one drug of the knowledge; each is checked", label, code))
 	}
@@ -516,7 +468,7 @@ func reSystemBarIn(s string) []string {
 
 // lookupTokens finds the best entries for a whole token sequence: as
 // written, without strength/form/route words, then without salt words.
-func (k *Knowledge) lookupTokens(toks []string) ([]*nameEntry, []string, bool) {
+func (k *Reader) lookupTokens(toks []string) ([]*nameEntry, []string, bool) {
 	if len(toks) == 0 {
 		return nil, nil, false
 	}
@@ -585,7 +537,7 @@ func entryDrugs(es []*nameEntry) []string {
 }
 
 // fromEntries fills r from the matched entries of one name.
-func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
+func (k *Reader) fromEntries(r *engine.DrugReading, es []*nameEntry) {
 	e := es[0]
 	for _, x := range es[1:] {
 		// Name the shortest matching label ("Clopilet" rather than
@@ -596,13 +548,13 @@ func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
 	}
 	r.Matched, r.Via = e.label, e.via
 	if confirmOnly(es) {
-		r.Status = DrugStatusNeedsConfirmation
+		r.Status = engine.DrugStatusNeedsConfirmation
 		r.DidYouMean = entryDrugs(es)
 		r.Notes = append(r.Notes, e.confirm+"; it was not checked: write the drug name ("+strings.Join(r.DidYouMean, " or ")+") to check it")
 		return
 	}
 	r.Drugs = entryDrugs(es)
-	r.Status = DrugStatusRecognised
+	r.Status = engine.DrugStatusRecognised
 	for _, x := range es {
 		if x.caution != "" {
 			r.Notes = append(r.Notes, x.caution)
@@ -616,11 +568,11 @@ func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
 			}
 		}
 	}
-	if len(es) > 1 && len(r.Drugs) > 1 && e.via != NameKindCombination {
+	if len(es) > 1 && len(r.Drugs) > 1 && e.via != engine.NameKindCombination {
 		r.Notes = append(r.Notes, fmt.Sprintf("the name %q is listed for more than one drug (%s); each is checked", e.label, strings.Join(r.Drugs, ", ")))
 	}
 	if len(r.Ingredients) > 0 {
-		r.Via = NameKindCombination
+		r.Via = engine.NameKindCombination
 		// Ingredients that are not among the covered drugs.
 		for _, in := range r.Ingredients {
 			if !k.ingredientCovered(in, r.Drugs) {
@@ -628,7 +580,7 @@ func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
 			}
 		}
 		if len(r.Unrecognised) > 0 {
-			r.Status = DrugStatusPartial
+			r.Status = engine.DrugStatusPartial
 			r.Notes = append(r.Notes, fmt.Sprintf("combination product: %s checked; %s not checked (no pharmacogenomic guidance in the knowledge)",
 				strings.Join(r.Drugs, ", "), strings.Join(r.Unrecognised, ", ")))
 		}
@@ -636,13 +588,13 @@ func (k *Knowledge) fromEntries(r *DrugReading, es []*nameEntry) {
 }
 
 // ingredientCovered reports whether a listed ingredient is one of drugs.
-func (k *Knowledge) ingredientCovered(ingredient string, drugs []string) bool {
+func (k *Reader) ingredientCovered(ingredient string, drugs []string) bool {
 	es, _, ok := k.lookupTokens(nameTokens(ingredient))
 	if !ok {
 		return false
 	}
 	for _, d := range entryDrugs(es) {
-		if contains(drugs, d) {
+		if slices.Contains(drugs, d) {
 			return true
 		}
 	}
@@ -652,7 +604,7 @@ func (k *Knowledge) ingredientCovered(ingredient string, drugs []string) bool {
 // scanEntries finds trusted names inside free text, longest first. It
 // returns the entries in the order found, the strength/form/salt words set
 // aside, and the other words left over.
-func (k *Knowledge) scanEntries(toks []string) (found []*nameEntry, removed, rest []string) {
+func (k *Reader) scanEntries(toks []string) (found []*nameEntry, removed, rest []string) {
 	kept, removed := stripForm(toks)
 	for i := 0; i < len(kept); i++ {
 		matched := false
@@ -687,7 +639,7 @@ func (k *Knowledge) scanEntries(toks []string) (found []*nameEntry, removed, res
 
 // scan reads a drug named inside free text ("Clopidogrel 75 MG Oral Tablet
 // [Plavix]"); the words left over are noted.
-func (k *Knowledge) scan(toks []string, r *DrugReading) bool {
+func (k *Reader) scan(toks []string, r *engine.DrugReading) bool {
 	found, removed, rest := k.scanEntries(toks)
 	if len(found) == 0 {
 		return false
@@ -700,7 +652,7 @@ func (k *Knowledge) scan(toks []string, r *DrugReading) bool {
 		}
 	}
 	r.Via, r.Matched = "name in text", strings.Join(labels, "; ")
-	r.Status = DrugStatusRecognised
+	r.Status = engine.DrugStatusRecognised
 	r.Ignored = removed
 	if len(rest) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("words not read as a drug: %s", strings.Join(rest, " ")))
@@ -711,7 +663,7 @@ func (k *Knowledge) scan(toks []string, r *DrugReading) bool {
 // didYouMean suggests covered drugs whose name, synonym, salt or brand is
 // within a small edit distance of the input (strength and form words
 // aside), best first, at most three.
-func (k *Knowledge) didYouMean(name string) []string {
+func (k *Reader) didYouMean(name string) []string {
 	toks, _ := stripForm(nameTokens(name))
 	n := nameKey(toks)
 	if n == "" {
@@ -776,56 +728,6 @@ func containsFold(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// warnings are the sentences the answer's warnings carry for a reading.
-func (r *DrugReading) warnings() []string {
-	var out []string
-	switch r.Status {
-	case DrugStatusNotRecognised:
-		msg := fmt.Sprintf("drug %q was not recognised: no pharmacogenomic guidance was checked, which does not mean it is safe — review", r.Input)
-		if len(r.DidYouMean) > 0 {
-			msg += "; did you mean " + strings.Join(r.DidYouMean, " or ") + "?"
-		}
-		out = append(out, msg)
-	case DrugStatusNeedsConfirmation:
-		out = append(out, fmt.Sprintf("drug %q could not be interpreted safely: nothing was checked — review", r.Input))
-	case DrugStatusPartial:
-		if r.Via == "ingredient list" {
-			out = append(out, fmt.Sprintf("part of drug %q was not recognised and was not checked: %s — review", r.Input, strings.Join(r.Unrecognised, ", ")))
-		}
-	}
-	if r.Status == DrugStatusRecognised || r.Status == DrugStatusPartial {
-		if r.Via != "name" && r.Matched != "" {
-			out = append(out, fmt.Sprintf("drug %q was read as %s (%s %q)", r.Input, strings.Join(r.Drugs, " + "), r.Via, r.Matched))
-		}
-	}
-	return append(out, r.Notes...)
-}
-
-// notInterpretedAlert is the visible INFO alert for a drug input that was
-// not (fully) read: it keeps an unrecognised name from looking like "no
-// alerts".
-func (r *DrugReading) notInterpretedAlert() Alert {
-	what := fmt.Sprintf("The drug %q was not recognised", r.Input)
-	switch {
-	case r.Status == DrugStatusNeedsConfirmation:
-		what = fmt.Sprintf("The drug %q may stand for %s but is also an ordinary word or a short abbreviation", r.Input, strings.Join(r.DidYouMean, " or "))
-	case len(r.Unrecognised) > 0 && len(r.Drugs) > 0:
-		what = fmt.Sprintf("Part of the drug %q was not recognised (%s); %s was checked", r.Input, strings.Join(r.Unrecognised, ", "), strings.Join(r.Drugs, " + "))
-	}
-	action := "Check the name, or give the generic name, an RxNorm or an ATC code, and check again."
-	if len(r.DidYouMean) > 0 {
-		action = "Did you mean " + strings.Join(r.DidYouMean, " or ") + "? " + action
-	}
-	return Alert{
-		Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
-		Category:     CategoryNotInterpreted,
-		Message:      what + ": no pharmacogenomic check was made for it, which is not a statement that it is safe. Review.",
-		Action:       action,
-		Alternatives: []string{},
-		Assumptions:  []string{},
-	}
 }
 
 // withinDistance returns the Levenshtein distance of a and b when it is at

@@ -1,10 +1,12 @@
-package engine
+package calling
 
 import (
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // PhenotypeCall is the CPIC phenotype of one diplotype (or, for a
@@ -22,8 +24,8 @@ type PhenotypeCall struct {
 // gene's rules: activity score (CYP2D6, CYP2C9, DPYD) or the unordered
 // pair of allele functions; one allele means hemizygous (G6PD in males,
 // MT-RNR1).
-func (k *Knowledge) Phenotype(gene string, alleles ...string) (PhenotypeCall, error) {
-	g, ok := k.idx.genes[gene]
+func (k *Caller) Phenotype(gene string, alleles ...string) (PhenotypeCall, error) {
+	g, ok := k.Gene(gene)
 	if !ok {
 		return PhenotypeCall{}, fmt.Errorf("unknown gene %q", gene)
 	}
@@ -32,7 +34,7 @@ func (k *Knowledge) Phenotype(gene string, alleles ...string) (PhenotypeCall, er
 	}
 	call := PhenotypeCall{Functions: make([]string, 0, len(alleles))}
 	for _, name := range alleles {
-		a, ok := k.idx.alleles[gene][name]
+		a, ok := k.Allele(gene, name)
 		if !ok {
 			return PhenotypeCall{}, fmt.Errorf("%s: unknown allele %q", gene, name)
 		}
@@ -40,22 +42,22 @@ func (k *Knowledge) Phenotype(gene string, alleles ...string) (PhenotypeCall, er
 	}
 	var ruleType, key string
 	switch {
-	case g.Method == MethodActivityScore:
+	case g.Method == engine.MethodActivityScore:
 		score, err := k.activityScore(gene, alleles)
 		if err != nil {
 			return PhenotypeCall{}, err
 		}
 		call.ActivityScore = score
-		ruleType, key = MethodActivityScore, score
+		ruleType, key = engine.MethodActivityScore, score
 	case len(alleles) == 1:
 		ruleType, key = "hemizygous_function", call.Functions[0]
 		if !hasRuleType(g, ruleType) {
 			// A gene without hemizygous rules (MT-RNR1 is listed as one
 			// allele in the CPIC table) is read as a homoplasmic pair.
-			ruleType, key = MethodFunctionPair, functionPairKey(call.Functions[0], call.Functions[0])
+			ruleType, key = engine.MethodFunctionPair, functionPairKey(call.Functions[0], call.Functions[0])
 		}
 	default:
-		ruleType, key = MethodFunctionPair, functionPairKey(call.Functions[0], call.Functions[1])
+		ruleType, key = engine.MethodFunctionPair, functionPairKey(call.Functions[0], call.Functions[1])
 	}
 	for _, r := range g.Rules {
 		if r.Type == ruleType && r.Key == key {
@@ -73,7 +75,7 @@ func (k *Knowledge) Phenotype(gene string, alleles ...string) (PhenotypeCall, er
 	return call, nil
 }
 
-func hasRuleType(g *Gene, t string) bool {
+func hasRuleType(g *engine.Gene, t string) bool {
 	for _, r := range g.Rules {
 		if r.Type == t {
 			return true
@@ -91,11 +93,12 @@ func functionPairKey(a, b string) string {
 // activityScore sums the CPIC activity values of the alleles. A value
 // written "≥3.0" makes the sum a lower bound ("≥3.0"); an allele without a
 // value ("n/a") makes the score "n/a".
-func (k *Knowledge) activityScore(gene string, alleles []string) (string, error) {
+func (k *Caller) activityScore(gene string, alleles []string) (string, error) {
 	sum := 0.0
 	atLeast := false
 	for _, name := range alleles {
-		v := k.idx.alleles[gene][name].Activity
+		a, _ := k.Allele(gene, name)
+		v := a.Activity
 		if v == "" || v == "n/a" {
 			return "n/a", nil
 		}

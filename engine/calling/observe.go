@@ -1,11 +1,14 @@
-package engine
+package calling
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file maps the request's genotype input forms onto position
@@ -21,18 +24,6 @@ import (
 //     genotype "0/1", "1|0", "1/1", "0/0", "./.");
 //   - genes_tested: the positions of a tested gene not reported are
 //     reference (elsewhere they are missing, as in a VCF).
-
-// PositionCall is one position-level genotype call on REST.
-type PositionCall struct {
-	Chrom    string `json:"chrom"`
-	Pos      int    `json:"pos"`
-	Ref      string `json:"ref"`
-	Alt      string `json:"alt,omitempty"` // one or more ALT alleles, comma-separated; "" or "." for none
-	Genotype string `json:"genotype"`
-}
-
-// Ref is the zygosity of an explicit reference call.
-const Ref Zygosity = "ref"
 
 var (
 	hgvsRe     = regexp.MustCompile(`^(NC_0000[0-9]{2}\.[0-9]+):g\.([0-9]+)([ACGT])>([ACGT])$`)
@@ -123,7 +114,7 @@ func NormChrom(s string) string {
 }
 
 // validateCall checks one position-level call.
-func validateCall(c PositionCall) []string {
+func validateCall(c engine.PositionCall) []string {
 	var bad []string
 	if !chromRe.MatchString(strings.TrimSpace(c.Chrom)) {
 		bad = append(bad, fmt.Sprintf("chrom: must be a chromosome such as chr10 or X, got %q", c.Chrom))
@@ -188,16 +179,16 @@ type requestObs struct {
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
-	if m[gene] == nil || !containsStr(m[gene], s) {
+	if m[gene] == nil || !slices.Contains(m[gene], s) {
 		m[gene] = append(m[gene], s)
 	}
 }
 
 // observationsFor builds position observations from the request's rsIDs,
 // HGVS items and position calls. req has passed Validate.
-func (k *Knowledge) observationsFor(req Request, male bool) *requestObs {
+func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{}}
-	zyg := map[string]Zygosity{}
+	zyg := map[string]engine.Zygosity{}
 	for key, z := range req.Zygosity {
 		zyg[strings.ToLower(strings.TrimSpace(key))] = z
 	}
@@ -260,7 +251,7 @@ func allRef(gt []int) bool {
 }
 
 // unplaced handles an item no definition position knows.
-func (k *Knowledge) unplaced(ro *requestObs, v variantSpec) {
+func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 	if v.rsid == "" {
 		chrom := k.idx.refSeqChrom[v.chrom]
 		if g := k.geneSpanning(chrom, v.pos); g != "" {
@@ -271,7 +262,7 @@ func (k *Knowledge) unplaced(ro *requestObs, v variantSpec) {
 		ro.unrecognised = append(ro.unrecognised, v.item)
 		return
 	}
-	if tv, ok := k.idx.variants[v.rsid]; ok {
+	if tv, ok := k.TrackedVariant(v.rsid); ok {
 		if _, hasDef := k.idx.defs[tv.Gene]; hasDef {
 			ro.add(tv.Gene, ro.review, fmt.Sprintf("%s (%s on the tracked panel) is in no CPIC/PharmCAT allele definition of %s, so its effect on the %s result is not interpreted", v.item, tv.AlleleLabel, tv.Gene, tv.Gene))
 			ro.add(tv.Gene, ro.items, v.item)
@@ -284,7 +275,7 @@ func (k *Knowledge) unplaced(ro *requestObs, v variantSpec) {
 }
 
 // hgvsLoci finds the definition position of a genomic HGVS item.
-func (k *Knowledge) hgvsLoci(v variantSpec) []defLocus {
+func (k *Caller) hgvsLoci(v variantSpec) []defLocus {
 	chrom, ok := k.idx.refSeqChrom[v.chrom]
 	if !ok {
 		return nil
@@ -299,7 +290,7 @@ func (k *Knowledge) hgvsLoci(v variantSpec) []defLocus {
 }
 
 // geneSpanning returns the gene whose definition positions span chrom:pos.
-func (k *Knowledge) geneSpanning(chrom string, pos int) string {
+func (k *Caller) geneSpanning(chrom string, pos int) string {
 	for _, g := range k.DefinitionGenes() {
 		d := k.idx.defs[g].def
 		if d.Chromosome != chrom || len(d.Positions) == 0 {
@@ -314,7 +305,7 @@ func (k *Knowledge) geneSpanning(chrom string, pos int) string {
 
 // placeItem turns one rsID/HGVS item at one definition position into an
 // observation (or a set of choices when the alternate base is unknown).
-func (k *Knowledge) placeItem(ro *requestObs, l defLocus, v variantSpec, z Zygosity, stated, male bool) {
+func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Zygosity, stated, male bool) {
 	d := l.di.def
 	p := d.Positions[l.i]
 	gene := d.Gene
@@ -333,7 +324,7 @@ func (k *Knowledge) placeItem(ro *requestObs, l defLocus, v variantSpec, z Zygos
 	}
 	var alts []string
 	switch {
-	case z == Ref:
+	case z == engine.Ref:
 		alts = nil
 	case v.allele != "":
 		a := v.allele
@@ -342,7 +333,7 @@ func (k *Knowledge) placeItem(ro *requestObs, l defLocus, v variantSpec, z Zygos
 		}
 		if a == ref {
 			ro.add(gene, ro.notes, fmt.Sprintf("%s names the reference allele: read as a reference call", v.item))
-			z = Ref
+			z = engine.Ref
 			break
 		}
 		alts = []string{a}
@@ -357,26 +348,26 @@ func (k *Knowledge) placeItem(ro *requestObs, l defLocus, v variantSpec, z Zygos
 	hemi := male && d.Chromosome == "chrX"
 	gtFor := func(alt int) []int {
 		switch {
-		case z == Ref && hemi:
+		case z == engine.Ref && hemi:
 			return []int{0}
-		case z == Ref:
+		case z == engine.Ref:
 			return []int{0, 0}
-		case hemi || z == Hemi:
+		case hemi || z == engine.Hemi:
 			return []int{alt}
-		case z == Hom:
+		case z == engine.Hom:
 			return []int{alt, alt}
 		default:
 			return []int{0, alt}
 		}
 	}
-	if z != Ref && !stated && !hemi {
+	if z != engine.Ref && !stated && !hemi {
 		ro.add(gene, ro.notes, fmt.Sprintf("zygosity of %s not given: assumed heterozygous (at least one copy)", v.item))
 	}
-	if hemi && stated && z != Hemi && z != Ref {
+	if hemi && stated && z != engine.Hemi && z != engine.Ref {
 		ro.add(gene, ro.notes, fmt.Sprintf("%s is on chrX and the patient is male: %s read as hemizygous", v.item, z))
 	}
 	base := PositionObservation{Chrom: d.Chromosome, Pos: p.Pos, Ref: p.Ref, Source: v.item}
-	if z == Ref {
+	if z == engine.Ref {
 		o := base
 		o.GT = gtFor(0)
 		ro.obs = append(ro.obs, o)
@@ -407,7 +398,7 @@ const maxChoiceCombinations = 64
 // callRequest runs the matcher on a request's observations: once, or
 // once per combination of the alternate bases of multi-allelic rsIDs given
 // without their allele, merging the calls per gene.
-func (k *Knowledge) callRequest(ro *requestObs, opt CallOptions) map[string]*GeneCall {
+func (k *Caller) callRequest(ro *requestObs, opt CallOptions) map[string]*GeneCall {
 	combos := 1
 	for _, c := range ro.choices {
 		combos *= len(c)
@@ -427,7 +418,7 @@ func (k *Knowledge) callRequest(ro *requestObs, opt CallOptions) map[string]*Gen
 	if len(ro.choices) == 0 {
 		// One reading: each gene's call as it is, which is what the
 		// merge below gives for a single reading of genes called once.
-		sc := CallSample(k, ro.obs, opt)
+		sc := k.CallSample(ro.obs, opt)
 		single := true
 		for i := range sc.Genes {
 			if out[sc.Genes[i].Gene] != nil {
@@ -449,7 +440,7 @@ func (k *Knowledge) callRequest(ro *requestObs, opt CallOptions) map[string]*Gen
 		for ci, c := range ro.choices {
 			obs = append(obs, c[idx[ci]])
 		}
-		sc := CallSample(k, obs, opt)
+		sc := k.CallSample(obs, opt)
 		for _, gc := range sc.Genes {
 			if readings[gc.Gene] == nil {
 				order = append(order, gc.Gene)
@@ -503,17 +494,17 @@ func mergeGeneCall(gc, other *GeneCall) {
 		}
 	}
 	for _, s := range other.Source {
-		if !containsStr(gc.Source, s) {
+		if !slices.Contains(gc.Source, s) {
 			gc.Source = append(gc.Source, s)
 		}
 	}
 	for _, s := range other.Notes {
-		if !containsStr(gc.Notes, s) {
+		if !slices.Contains(gc.Notes, s) {
 			gc.Notes = append(gc.Notes, s)
 		}
 	}
 	for _, s := range other.Uninterpreted {
-		if !containsStr(gc.Uninterpreted, s) {
+		if !slices.Contains(gc.Uninterpreted, s) {
 			gc.Uninterpreted = append(gc.Uninterpreted, s)
 		}
 	}
@@ -522,7 +513,7 @@ func mergeGeneCall(gc, other *GeneCall) {
 
 // anyReferenceLike reports whether a diplotype reads as the reference would
 // or has no phenotype.
-func (k *Knowledge) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
+func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
 	di := k.idx.defs[gene]
 	for _, d := range ds {
 		if d.Call.Phenotype == "" || d.PhenotypeError != "" || k.readsAsReference(di, d) {
@@ -535,7 +526,7 @@ func (k *Knowledge) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
 // fromCall turns the matcher's call of a gene into the engine's
 // GeneGenotype, applying the fail-safe: anything not fully interpreted
 // makes the gene "could not interpret — review", never a phenotype.
-func (k *Knowledge) fromCall(g *Gene, gc *GeneCall, ro *requestObs, tested, sexKnown bool) *GeneGenotype {
+func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, sexKnown bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, Variants: ro.items[g.Symbol]}
 	gg.Assumptions = append(gg.Assumptions, ro.notes[g.Symbol]...)
 	review := append([]string(nil), ro.review[g.Symbol]...)

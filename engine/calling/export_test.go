@@ -1,4 +1,4 @@
-package engine
+package calling
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func candidatesReference(di *defIndex, sites []site, nonRef []int) []cand {
 // random alleles, no-calls, haploid and undocumented bases) and compares
 // defIndex.candidates with candidatesReference; it returns the first
 // difference, or "".
-func DiffCandidates(k *Knowledge, seed int64) string {
+func DiffCandidates(k *Caller, seed int64) string {
 	rng := rand.New(rand.NewSource(seed))
 	bases := []string{"A", "C", "G", "T", "AT", "."}
 	for _, g := range k.idx.defGenes {
@@ -77,7 +77,7 @@ func DiffCandidates(k *Knowledge, seed int64) string {
 				continue
 			}
 			s.phased = rng.Intn(2) == 0
-			s.refSeen = matchesAny(s.alleles, di.refCells[i]) || containsStr(s.alleles, di.refCells[i])
+			s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
 			if !s.refSeen {
 				nonRef = append(nonRef, i)
 			}

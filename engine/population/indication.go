@@ -1,10 +1,13 @@
-package engine
+package population
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file chooses the guideline population of a drug from the clinical
@@ -15,34 +18,18 @@ import (
 // decide, every population is evaluated and the most severe answer is
 // shown (the caller says so).
 
-// Coding is one coded clinical fact: a code system (a FHIR system URL or a
-// system name such as "ICD-10-CM") and a code.
-type Coding struct {
-	System  string `json:"system"`
-	Code    string `json:"code"`
-	Display string `json:"display,omitempty"`
-}
-
-// FHIR system URLs of the indication code systems.
-const (
-	SystemICD10URL    = "http://hl7.org/fhir/sid/icd-10"
-	SystemICD10CMURL  = "http://hl7.org/fhir/sid/icd-10-cm"
-	SystemICD10PCSURL = "http://www.cms.gov/Medicare/Coding/ICD10"
-	SystemSNOMEDURL   = "http://snomed.info/sct"
-)
-
 // indicationSystem maps a system URL or name (any case) to the system
 // names of indications.json; "" when it is not one of them.
 func indicationSystem(s string) string {
 	switch strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/")) {
-	case SystemICD10URL, "icd-10", "icd10", "who icd-10":
-		return SystemICD10
-	case SystemICD10CMURL, "icd-10-cm", "icd10cm", "icd-10cm":
-		return SystemICD10CM
-	case strings.ToLower(SystemICD10PCSURL), "icd-10-pcs", "icd10pcs", "http://hl7.org/fhir/sid/icd-10-pcs":
-		return SystemICD10PCS
-	case SystemSNOMEDURL, "snomed ct", "snomed", "sct", "snomedct":
-		return SystemSNOMED
+	case engine.SystemICD10URL, "icd-10", "icd10", "who icd-10":
+		return engine.SystemICD10
+	case engine.SystemICD10CMURL, "icd-10-cm", "icd10cm", "icd-10cm":
+		return engine.SystemICD10CM
+	case strings.ToLower(engine.SystemICD10PCSURL), "icd-10-pcs", "icd10pcs", "http://hl7.org/fhir/sid/icd-10-pcs":
+		return engine.SystemICD10PCS
+	case engine.SystemSNOMEDURL, "snomed ct", "snomed", "sct", "snomedct":
+		return engine.SystemSNOMED
 	}
 	return ""
 }
@@ -53,12 +40,12 @@ func codeKey(c string) string {
 }
 
 type indicationIndex struct {
-	exact  map[string][]*IndicationCode // system|codeKey → rows
-	prefix map[string][]*IndicationCode // system → prefix rows
+	exact  map[string][]*engine.IndicationCode // system|codeKey → rows
+	prefix map[string][]*engine.IndicationCode // system → prefix rows
 }
 
-func (k *Knowledge) buildIndicationIndex() *indicationIndex {
-	ix := &indicationIndex{exact: map[string][]*IndicationCode{}, prefix: map[string][]*IndicationCode{}}
+func buildIndicationIndex(k *engine.Knowledge) *indicationIndex {
+	ix := &indicationIndex{exact: map[string][]*engine.IndicationCode{}, prefix: map[string][]*engine.IndicationCode{}}
 	for i := range k.Indications {
 		c := &k.Indications[i]
 		ix.exact[c.System+"|"+codeKey(c.Code)] = append(ix.exact[c.System+"|"+codeKey(c.Code)], c)
@@ -73,7 +60,7 @@ func (k *Knowledge) buildIndicationIndex() *indicationIndex {
 // the exact code, else the longest category header ("prefix" row) that
 // the code starts with. ICD-10 and ICD-10-CM are matched in their own
 // system only.
-func (k *Knowledge) IndicationRows(c Coding) []*IndicationCode {
+func (k *Selector) IndicationRows(c engine.Coding) []*engine.IndicationCode {
 	sys := indicationSystem(c.System)
 	key := codeKey(c.Code)
 	if sys == "" || key == "" {
@@ -82,7 +69,7 @@ func (k *Knowledge) IndicationRows(c Coding) []*IndicationCode {
 	if rows := k.idx.indication.exact[sys+"|"+key]; len(rows) > 0 {
 		return rows
 	}
-	var best []*IndicationCode
+	var best []*engine.IndicationCode
 	bestLen := 0
 	for _, r := range k.idx.indication.prefix[sys] {
 		pk := codeKey(r.Code)
@@ -101,7 +88,7 @@ type PopulationContext struct {
 	// Codes are coded indications, conditions and procedures (REST
 	// indication_codes; FHIR reasonCode codings, active Condition codes,
 	// Procedure codes).
-	Codes []Coding
+	Codes []engine.Coding
 	// Text is the free-text indication, read only when no code decides.
 	Text string
 	// AgeYears and MonthsOnDrug are the patient's age and the months the
@@ -113,7 +100,7 @@ type PopulationContext struct {
 // MatchedCode is a coding the selector read, with the population it
 // points to.
 type MatchedCode struct {
-	Coding
+	engine.Coding
 	Population string `json:"population"`
 	// Basis is the cpic_basis of the knowledge row ("named", "related",
 	// "not-named").
@@ -156,7 +143,7 @@ const (
 // negation) for clopidogrel; age for adult/paediatric rows; months on
 // the drug for the naive / >3 months rows. A drug with one population
 // gets it with Decided true and no reason.
-func (k *Knowledge) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
+func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
 	var set map[string]bool
 	all := []string{}
 	if dp := k.idx.pops[drug]; dp != nil {
@@ -238,10 +225,13 @@ func (k *Knowledge) SelectPopulation(drug string, ctx PopulationContext) Populat
 	return ch
 }
 
+// uniq returns ss without repeats, in first-seen order.
 func uniq(ss []string) []string {
 	var out []string
 	for _, s := range ss {
-		out = appendUnique(out, s)
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -478,18 +468,18 @@ func clopidogrelFromText(text string) (pop, why string, notes []string) {
 // validateContext checks the coded context of a request: every coding has
 // a system and a code. A system the selector does not read is not an
 // error (the code is reported in the population notes).
-func validateContext(req Request) error {
-	var fe []FieldError
+func ValidateContext(req engine.Request) error {
+	var fe []engine.FieldError
 	for i, c := range req.IndicationCodes {
 		if strings.TrimSpace(c.System) == "" {
-			fe = append(fe, FieldError{Field: fmt.Sprintf("indication_codes[%d].system", i), Reason: "is required (a code system URL such as " + SystemICD10URL + ")"})
+			fe = append(fe, engine.FieldError{Field: fmt.Sprintf("indication_codes[%d].system", i), Reason: "is required (a code system URL such as " + engine.SystemICD10URL + ")"})
 		}
 		if strings.TrimSpace(c.Code) == "" {
-			fe = append(fe, FieldError{Field: fmt.Sprintf("indication_codes[%d].code", i), Reason: "is required"})
+			fe = append(fe, engine.FieldError{Field: fmt.Sprintf("indication_codes[%d].code", i), Reason: "is required"})
 		}
 	}
 	if len(fe) > 0 {
-		return &ValidationError{Fields: fe}
+		return &engine.ValidationError{Fields: fe}
 	}
 	return nil
 }

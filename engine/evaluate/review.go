@@ -1,8 +1,10 @@
-package engine
+package evaluate
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // reviewAlerts adds, for each gene of the drug whose input was not fully
@@ -17,10 +19,10 @@ func (ev *evaluation) reviewAlerts() {
 			continue
 		}
 		p := ev.pair(gene)
-		a := Alert{
-			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
+		a := engine.Alert{
+			Severity:     engine.SeverityModerate,
 			Gene:         gene,
-			Category:     CategoryUnknown,
+			Category:     engine.CategoryUnknown,
 			Alternatives: []string{},
 			Message: fmt.Sprintf("Could not interpret the %s result given — review: %s. %s guidance for %s depends on this gene, so no %s phenotype was assumed.",
 				gene, strings.Join(gg.Review, "; "), ev.drug.Name, gene, gene),
@@ -30,7 +32,7 @@ func (ev *evaluation) reviewAlerts() {
 		}
 		if p != nil {
 			a.EvidenceLevel = p.EvidenceLevel
-			a.Guideline = &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL}
+			a.Guideline = &engine.Guideline{Name: p.GuidelineName, URL: p.GuidelineURL}
 		}
 		ev.res.Alerts = append(ev.res.Alerts, a)
 	}

@@ -1,4 +1,4 @@
-package engine
+package evaluate
 
 import (
 	"cmp"
@@ -6,18 +6,23 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
+	"github.com/pgxsafety/pgxsafety/engine/population"
 )
 
 // Evaluate answers one request from the knowledge alone. It is pure and
 // deterministic: the same knowledge and request give the same result.
-func Evaluate(kb *Knowledge, req Request) (Result, error) {
-	if err := kb.Validate(req); err != nil {
-		return Result{}, err
+func (k *Engine) Evaluate(req engine.Request) (engine.Result, error) {
+	if err := k.calls.Validate(req); err != nil {
+		return engine.Result{}, err
 	}
-	if err := validateContext(req); err != nil {
-		return Result{}, err
+	if err := population.ValidateContext(req); err != nil {
+		return engine.Result{}, err
 	}
-	return kb.evaluate(req, nil), nil
+	return k.evaluate(req, nil), nil
 }
 
 // EvaluateSample answers req — its drug, context and any diplotypes or HLA
@@ -25,73 +30,60 @@ func Evaluate(kb *Knowledge, req Request) (Result, error) {
 // sample). Genes the sample call holds replace nothing given as a
 // diplotype: a supplied diplotype wins and says so. req must not carry
 // variants, calls or genes_tested (the sample is the genotype).
-func EvaluateSample(kb *Knowledge, req Request, sc SampleCall) (Result, error) {
-	var fe []FieldError
+func (k *Engine) EvaluateSample(req engine.Request, sc calling.SampleCall) (engine.Result, error) {
+	var fe []engine.FieldError
 	if len(req.Variants) > 0 {
-		fe = append(fe, FieldError{Field: "variants", Reason: "must be empty when the genotype comes from a sample"})
+		fe = append(fe, engine.FieldError{Field: "variants", Reason: "must be empty when the genotype comes from a sample"})
 	}
 	if len(req.Calls) > 0 {
-		fe = append(fe, FieldError{Field: "calls", Reason: "must be empty when the genotype comes from a sample"})
+		fe = append(fe, engine.FieldError{Field: "calls", Reason: "must be empty when the genotype comes from a sample"})
 	}
 	if len(req.GenesTested) > 0 {
-		fe = append(fe, FieldError{Field: "genes_tested", Reason: "must be empty when the genotype comes from a sample"})
+		fe = append(fe, engine.FieldError{Field: "genes_tested", Reason: "must be empty when the genotype comes from a sample"})
 	}
 	if len(fe) > 0 {
-		return Result{}, &ValidationError{Fields: fe}
+		return engine.Result{}, &engine.ValidationError{Fields: fe}
 	}
-	if err := kb.Validate(req); err != nil {
-		return Result{}, err
+	if err := k.calls.Validate(req); err != nil {
+		return engine.Result{}, err
 	}
-	gt := kb.InterpretGenotype(req)
-	for i := range sc.Genes {
-		gc := &sc.Genes[i]
-		g, ok := kb.idx.genes[gc.Gene]
-		if !ok || gc.Status == CallNoData {
-			continue
-		}
-		if prev, given := gt.Genes[gc.Gene]; given && prev.FromDiplotype {
-			prev.Assumptions = append(prev.Assumptions, fmt.Sprintf("%s diplotype %s was supplied; the sample's %s call was not used", gc.Gene, req.Diplotypes[gc.Gene], gc.Gene))
-			continue
-		}
-		ro := &requestObs{items: map[string][]string{gc.Gene: gc.Observations}, notes: map[string][]string{}, review: map[string][]string{}}
-		gg := kb.fromCall(g, gc, ro, len(gc.MissingPositions) == 0, req.Patient != nil && req.Patient.Sex != "")
-		if gg == nil {
-			continue
-		}
-		gt.Genes[gc.Gene] = gg
-		gt.Covered[gc.Gene] = true
-	}
+	gt := k.calls.InterpretGenotype(req)
+	k.calls.AddSample(gt, req, sc)
 	gt.Warnings = append(gt.Warnings, sc.Warnings...)
-	return kb.evaluateWith(req, gt), nil
+	return k.evaluateWith(req, gt), nil
 }
 
 // evaluation carries the intermediate state of one evaluation.
 type evaluation struct {
-	kb   *Knowledge
-	req  Request
-	drug *Drug
-	gt   *Genotype
-	res  *Result
+	kb   *Engine
+	req  engine.Request
+	drug *engine.Drug
+	gt   *calling.Genotype
+	res  *engine.Result
 	// matched holds the recommendations that produced alerts, per alert.
-	matched map[int]*Recommendation
+	matched map[int]*engine.Recommendation
 	// byAlert holds the same recommendations by alert ID, once the
 	// alerts have IDs (identifyAlerts): alerts are sorted after.
-	byAlert map[string]*Recommendation
+	byAlert map[string]*engine.Recommendation
+	// sources holds the knowledge rows behind each population-risk alert,
+	// by alert index, and sourcesByAlert the same by alert ID.
+	sources        map[int][]string
+	sourcesByAlert map[string][]string
 	// communities are the communities the ethnicity matches.
-	communities []*Community
+	communities []*engine.Community
 	// genes caches drugGenes.
 	genes []string
 	// forms caches lookupValues per gene outside HLA allele-status rows
 	// (the genotype does not change during an evaluation); read only.
 	forms map[string][]string
 	// st is the request's state (Knowledge.State), looked up once.
-	st           *State
+	st           *engine.State
 	stOK, stDone bool
 }
 
 // state returns Knowledge.State of the request's state, looking it up
 // once per evaluation.
-func (ev *evaluation) state() (*State, bool) {
+func (ev *evaluation) state() (*engine.State, bool) {
 	if !ev.stDone {
 		ev.st, ev.stOK = ev.kb.State(ev.req.State)
 		ev.stDone = true
@@ -104,7 +96,7 @@ func (ev *evaluation) state() (*State, bool) {
 // genotype alerts (DrugRecognised, Alerts, OverallSeverity). The drug is read with ReadDrug; a combination (more
 // than one covered drug) is answered by evaluating each covered drug and
 // merging the answers (combination.go).
-func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
+func (k *Engine) evaluate(req engine.Request, gt *calling.Genotype) engine.Result {
 	if gt != nil {
 		return k.evaluateDrug(req, gt, nil, false)
 	}
@@ -113,14 +105,14 @@ func (k *Knowledge) evaluate(req Request, gt *Genotype) Result {
 
 // evaluateWith is a full answer (with alternatives and context) for a
 // genotype interpreted elsewhere (EvaluateSample).
-func (k *Knowledge) evaluateWith(req Request, gt *Genotype) Result {
+func (k *Engine) evaluateWith(req engine.Request, gt *calling.Genotype) engine.Result {
 	return k.evaluateRead(req, gt)
 }
 
 // evaluateRead reads req.Drug with ReadDrug and answers it in full. gt is
 // a genotype interpreted elsewhere, or nil to interpret req's.
-func (k *Knowledge) evaluateRead(req Request, gt *Genotype) Result {
-	rd := k.ReadDrug(req.Drug)
+func (k *Engine) evaluateRead(req engine.Request, gt *calling.Genotype) engine.Result {
+	rd := k.names.ReadDrug(req.Drug)
 	if len(rd.Drugs) > 1 {
 		return k.evaluateCombination(req, rd, gt)
 	}
@@ -131,24 +123,24 @@ func (k *Knowledge) evaluateRead(req Request, gt *Genotype) Result {
 // nil for the re-check of an alternative or an ingredient (a knowledge
 // name). gt nil means: interpret req's genotype. withAlternatives false
 // gives only the genotype alerts (the re-check of an alternative).
-func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, withAlternatives bool) Result {
-	res := Result{
+func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engine.DrugReading, withAlternatives bool) engine.Result {
+	res := engine.Result{
 		Drug:                 req.Drug,
-		DrugNormalised:       NormaliseDrugName(req.Drug),
-		Alerts:               []Alert{},
-		SaferAlternatives:    []Alternative{},
-		SourceCitations:      []Citation{},
-		Genotype:             []GenotypeCall{},
+		DrugNormalised:       drugnames.NormaliseDrugName(req.Drug),
+		Alerts:               []engine.Alert{},
+		SaferAlternatives:    []engine.Alternative{},
+		SourceCitations:      []engine.Citation{},
+		Genotype:             []engine.GenotypeCall{},
 		UnrecognisedVariants: []string{},
 		Warnings:             []string{},
-		GroundingContract:    GroundingContract,
+		GroundingContract:    engine.GroundingContract,
 		KnowledgeVersion:     k.Version.Label,
 		Sensitivity:          "none",
 	}
-	ev := &evaluation{kb: k, req: req, res: &res, matched: map[int]*Recommendation{}}
+	ev := &evaluation{kb: k, req: req, res: &res, matched: map[int]*engine.Recommendation{}, sources: map[int][]string{}}
 	ev.gt = gt
 	if ev.gt == nil {
-		ev.gt = k.InterpretGenotype(req)
+		ev.gt = k.calls.InterpretGenotype(req)
 	}
 	if withAlternatives {
 		// A re-check of an alternative reads only DrugRecognised, Alerts
@@ -163,16 +155,16 @@ func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, wit
 		res.Genotype = ev.genotypeCalls()
 	}
 
-	var d *Drug
+	var d *engine.Drug
 	ok := false
 	if rd == nil {
-		d, ok = k.Drug(req.Drug)
+		d, ok = k.names.Drug(req.Drug)
 	} else {
 		res.DrugReading = rd
 		if len(rd.Drugs) == 1 {
-			d, ok = k.idx.drugs[rd.Drugs[0]]
+			d, ok = k.names.Covered(rd.Drugs[0])
 		}
-		res.Warnings = append(res.Warnings, rd.warnings()...)
+		res.Warnings = append(res.Warnings, readingWarnings(rd)...)
 	}
 	if ok {
 		ev.drug = d
@@ -184,28 +176,28 @@ func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, wit
 		ev.preTestAlerts()
 	} else if rd != nil {
 		res.DidYouMean = rd.DidYouMean
-		res.Alerts = append(res.Alerts, rd.notInterpretedAlert())
+		res.Alerts = append(res.Alerts, notInterpretedAlert(rd))
 	}
 	if rd != nil && ok && rd.Via == "ingredient list" && len(rd.Unrecognised) > 0 {
-		res.Alerts = append(res.Alerts, rd.notInterpretedAlert())
+		res.Alerts = append(res.Alerts, notInterpretedAlert(rd))
 	}
 	if !withAlternatives {
 		// A re-check of an alternative needs only its genotype alerts.
 		ev.identifyAlerts()
 		sortAlerts(res.Alerts)
-		res.OverallSeverity = SeverityNone.String()
+		res.OverallSeverity = engine.SeverityNone
 		if len(res.Alerts) > 0 {
 			res.OverallSeverity = res.Alerts[0].Severity
 		}
 		return res
 	}
-	ev.communities = k.matchCommunities(req.Ethnicity)
+	ev.communities = k.pops.MatchCommunities(req.Ethnicity)
 	ev.indianContext()
 	ev.populationAlerts()
 	ev.identifyAlerts()
 	sortAlerts(res.Alerts)
 	ev.alternatives()
-	res.OverallSeverity = SeverityNone.String()
+	res.OverallSeverity = engine.SeverityNone
 	if len(res.Alerts) > 0 {
 		res.OverallSeverity = res.Alerts[0].Severity
 	}
@@ -216,22 +208,22 @@ func (k *Knowledge) evaluateDrug(req Request, gt *Genotype, rd *DrugReading, wit
 }
 
 // genotypeCalls lists the interpreted genes for the response.
-func (ev *evaluation) genotypeCalls() []GenotypeCall {
-	var out []GenotypeCall
+func (ev *evaluation) genotypeCalls() []engine.GenotypeCall {
+	var out []engine.GenotypeCall
 	for _, gg := range ev.gt.Genes {
 		if gg == nil {
 			continue
 		}
 		if len(gg.Review) > 0 && len(gg.Diplotypes) == 0 {
-			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
+			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
 			continue
 		}
 		if gg.Uncallable != "" {
-			out = append(out, GenotypeCall{Gene: gg.Gene, Phenotype: "Not callable"})
+			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Phenotype: "Not callable"})
 			continue
 		}
 		for _, d := range gg.Diplotypes {
-			out = append(out, GenotypeCall{Gene: gg.Gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
+			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
 		}
 	}
 	for allele, pos := range ev.gt.HLA {
@@ -240,7 +232,7 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 			status = "positive"
 		}
 		gene, name, _ := strings.Cut(allele, "*")
-		out = append(out, GenotypeCall{Gene: gene, Diplotype: "*" + name, Phenotype: "*" + name + " " + status})
+		out = append(out, engine.GenotypeCall{Gene: gene, Diplotype: "*" + name, Phenotype: "*" + name + " " + status})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Gene != out[j].Gene {
@@ -249,7 +241,7 @@ func (ev *evaluation) genotypeCalls() []GenotypeCall {
 		return out[i].Diplotype < out[j].Diplotype
 	})
 	if out == nil {
-		out = []GenotypeCall{}
+		out = []engine.GenotypeCall{}
 	}
 	return out
 }
@@ -260,7 +252,7 @@ func (ev *evaluation) drugGenes() []string {
 	if ev.genes != nil {
 		return ev.genes
 	}
-	ev.genes = ev.kb.idx.drugGenes[ev.drug]
+	ev.genes = ev.kb.drugGenes[ev.drug]
 	if ev.genes == nil {
 		ev.genes = ev.kb.computeDrugGenes(ev.drug)
 	}
@@ -270,7 +262,7 @@ func (ev *evaluation) drugGenes() []string {
 // computeDrugGenes is drugGenes of drug d, computed at Build for every
 // drug of the knowledge (index.drugGenes); the slices are shared and
 // read only.
-func (k *Knowledge) computeDrugGenes(d *Drug) []string {
+func (k *Engine) computeDrugGenes(d *engine.Drug) []string {
 	set := map[string]bool{}
 	for _, r := range k.RecommendationsFor(d.Name) {
 		for _, g := range r.Genes {
@@ -297,7 +289,7 @@ func (k *Knowledge) computeDrugGenes(d *Drug) []string {
 	return out
 }
 
-func (ev *evaluation) pair(gene string) *DrugPair {
+func (ev *evaluation) pair(gene string) *engine.DrugPair {
 	for i := range ev.drug.Pairs {
 		if ev.drug.Pairs[i].Gene == gene {
 			return &ev.drug.Pairs[i]
@@ -350,7 +342,7 @@ func (ev *evaluation) geneValues(gene string) []string {
 
 // hasForm reports whether v is one of diplotypeForms(d), without
 // building them.
-func hasForm(d Diplotype, v string) bool {
+func hasForm(d calling.Diplotype, v string) bool {
 	if v == d.Call.Phenotype || d.Call.ActivityScore != "" && v == d.Call.ActivityScore {
 		return true
 	}
@@ -377,7 +369,7 @@ func joinedIs(v string, parts ...string) bool {
 	return v == ""
 }
 
-func (ev *evaluation) diplotypeForms(d Diplotype) []string {
+func (ev *evaluation) diplotypeForms(d calling.Diplotype) []string {
 	out := []string{d.Call.Phenotype, d.String()}
 	if d.Call.ActivityScore != "" {
 		out = append(out, d.Call.ActivityScore)
@@ -392,12 +384,12 @@ func (ev *evaluation) diplotypeForms(d Diplotype) []string {
 // request through SelectPopulation. When context cannot decide, every
 // population is evaluated and the most severe answer is used, and the
 // returned note says so.
-func (ev *evaluation) populations(recs []*Recommendation) (pops []string, note string, notes []string) {
-	ctx := PopulationContext{Codes: ev.req.IndicationCodes, Text: ev.req.Indication}
+func (ev *evaluation) populations(recs []*engine.Recommendation) (pops []string, note string, notes []string) {
+	ctx := population.PopulationContext{Codes: ev.req.IndicationCodes, Text: ev.req.Indication}
 	if p := ev.req.Patient; p != nil {
 		ctx.AgeYears, ctx.MonthsOnDrug = p.AgeYears, p.MonthsOnDrug
 	}
-	ch := ev.kb.SelectPopulation(ev.drug.Name, ctx)
+	ch := ev.kb.pops.SelectPopulation(ev.drug.Name, ctx)
 	if len(ch.Populations) <= 1 {
 		return ch.Populations, ch.Reason, ch.Notes
 	}
@@ -422,23 +414,23 @@ func quoteEach(ss []string) []string {
 // recSeverity grades a recommendation (DESIGN.md §3): HIGH when it says to
 // avoid the drug or use an alternative, MODERATE for a dose change or a
 // conditional change, none otherwise.
-func recSeverity(r *Recommendation) Severity {
+func recSeverity(r *engine.Recommendation) engine.Severity {
 	switch r.Actionability {
 	case "yes":
 		if r.AlternateDrug {
-			return SeverityHigh
+			return engine.SeverityHigh
 		}
 		for _, b := range r.Basis {
 			switch b {
 			case "text:Avoid", "text:alternative", "text:do not use", "text:contraindicat", "text:not recommended":
-				return SeverityHigh
+				return engine.SeverityHigh
 			}
 		}
-		return SeverityModerate
+		return engine.SeverityModerate
 	case "conditional":
-		return SeverityModerate
+		return engine.SeverityModerate
 	}
-	return SeverityNone
+	return engine.SeverityNone
 }
 
 // matchRecs returns the drug's recommendation rows of one population that match
@@ -449,15 +441,15 @@ func recSeverity(r *Recommendation) Severity {
 // normal result of that gene is used, so the advice follows the genes that
 // were given; preTestAlerts asks for the missing gene, and the returned
 // assumptions say so.
-func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
-	var out []*Recommendation
+func (ev *evaluation) matchRecs(pop string) ([]*engine.Recommendation, []string) {
+	var out []*engine.Recommendation
 	// The drug's rows of pop, and the genes they look up as "No Result",
 	// indexed at Build.
 	var noResultRow map[string]bool
-	var rows []*Recommendation
-	var keys [][]recKey
-	if dp := ev.kb.idx.pops[ev.drug.Name]; dp != nil {
-		noResultRow, rows, keys = dp.noResult[pop], dp.rows[pop], dp.keys[pop]
+	var rows []*engine.Recommendation
+	var keys [][]population.RecKey
+	if dp := ev.kb.pops.Rows(ev.drug.Name); dp != nil {
+		noResultRow, rows, keys = dp.NoResult[pop], dp.Rows[pop], dp.Keys[pop]
 	}
 	var assumed map[string]bool
 	for ri, r := range rows {
@@ -465,14 +457,14 @@ func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 		given := 0
 		var rowAssumed []string
 		for _, rk := range keys[ri] {
-			g := rk.gene
-			vals := ev.lookupValues(g, rk.lookup, rk.lookupType)
+			g := rk.Gene
+			vals := ev.lookupValues(g, rk.Lookup, rk.LookupType)
 			unknown := len(vals) == 1 && vals[0] == "No Result"
 			if !unknown {
 				given++
 			}
 			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
-				if !normalValue(rk.lookup) {
+				if !normalValue(rk.Lookup) {
 					ok = false
 					break
 				}
@@ -481,7 +473,7 @@ func (ev *evaluation) matchRecs(pop string) ([]*Recommendation, []string) {
 			}
 			found := false
 			for _, v := range vals {
-				if v == rk.lookup {
+				if v == rk.Lookup {
 					found = true
 				}
 			}
@@ -519,7 +511,7 @@ func normalValue(v string) bool {
 
 // informative reports whether a matched row says anything about the
 // patient's genotype (at least one gene is not "No Result").
-func informative(r *Recommendation) bool {
+func informative(r *engine.Recommendation) bool {
 	for _, g := range r.Genes {
 		if r.Lookup[g] != "No Result" {
 			return true
@@ -535,9 +527,9 @@ func (ev *evaluation) genotypeAlerts() {
 		return
 	}
 	pops, popNote, popNotes := ev.populations(recs)
-	var best *Recommendation
+	var best *engine.Recommendation
 	var bestNotes []string
-	bestSev := Severity(-1)
+	bestSev := engine.Severity(-1)
 	ambiguous := false
 	for _, p := range pops {
 		rows, notes := ev.matchRecs(p)
@@ -557,7 +549,7 @@ func (ev *evaluation) genotypeAlerts() {
 	if best == nil {
 		return
 	}
-	if bestSev == SeverityNone {
+	if bestSev == engine.SeverityNone {
 		if ev.allNormal(best) {
 			// A normal result that needs no change: no alert, but say what
 			// was checked.
@@ -568,7 +560,7 @@ func (ev *evaluation) genotypeAlerts() {
 		// A result that is not normal but carries no dose or drug change
 		// (G6PD Variable: "enzyme activity must be measured"; an
 		// indeterminate phenotype) is shown as INFO with the guideline text.
-		bestSev = SeverityInfo
+		bestSev = engine.SeverityInfo
 	}
 	a := ev.alertFor(best, bestSev)
 	if popNote != "" {
@@ -585,7 +577,7 @@ func (ev *evaluation) genotypeAlerts() {
 
 // allNormal reports whether every gene of a matched row that the input gave
 // has its normal value.
-func (ev *evaluation) allNormal(r *Recommendation) bool {
+func (ev *evaluation) allNormal(r *engine.Recommendation) bool {
 	for _, g := range r.Genes {
 		vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
 		if len(vals) == 1 && vals[0] == "No Result" {
@@ -606,18 +598,16 @@ func firstSentence(s string) string {
 }
 
 // alertFor builds the genotype-confirmed alert of a matched row.
-func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
-	a := Alert{
-		Severity:       sev.String(),
-		SeverityScore:  int(sev),
-		severity:       sev,
-		Category:       CategoryConfirmed,
+func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) engine.Alert {
+	a := engine.Alert{
+		Severity:       sev,
+		Category:       engine.CategoryConfirmed,
 		Action:         r.Text,
 		Recommendation: r.Text,
 		Classification: r.Classification,
 		Population:     r.Population,
 		Alternatives:   append([]string{}, r.Alternatives...),
-		Guideline:      &Guideline{Name: r.GuidelineName, URL: r.GuidelineURL},
+		Guideline:      &engine.Guideline{Name: r.GuidelineName, URL: r.GuidelineURL},
 		GuidanceSource: r.Source,
 		Assumptions:    []string{},
 	}
@@ -650,7 +640,7 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 		if v == "No Result" || !given(g) {
 			continue
 		}
-		call := GenotypeCall{Gene: g}
+		call := engine.GenotypeCall{Gene: g}
 		if gg := ev.gt.Genes[g]; gg != nil {
 			for _, d := range gg.Diplotypes {
 				if hasForm(d, v) {
@@ -675,11 +665,11 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 	ev.variantOf(&a)
 	verb := ""
 	switch sev {
-	case SeverityHigh:
+	case engine.SeverityHigh:
 		verb = "avoid or use an alternative"
-	case SeverityModerate:
+	case engine.SeverityModerate:
 		verb = "change the dose or monitor"
-	case SeverityInfo:
+	case engine.SeverityInfo:
 		verb = "no dose or drug change, with the note shown"
 	}
 	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
@@ -688,7 +678,7 @@ func (ev *evaluation) alertFor(r *Recommendation, sev Severity) Alert {
 
 // variantOf fills the alert's rsID, star allele and frequencies from the
 // input variant behind the primary gene's non-default allele, if any.
-func (ev *evaluation) variantOf(a *Alert) {
+func (ev *evaluation) variantOf(a *engine.Alert) {
 	gg := ev.gt.Genes[a.Gene]
 	if gg == nil || len(gg.Diplotypes) == 0 {
 		return
@@ -710,7 +700,7 @@ func (ev *evaluation) variantOf(a *Alert) {
 	if gg.FromDiplotype {
 		return // no rsID lies behind a supplied diplotype
 	}
-	al := ev.kb.idx.alleles[a.Gene][allele]
+	al, _ := ev.kb.Allele(a.Gene, allele)
 	for _, item := range gg.Variants {
 		rs, _, _ := strings.Cut(item, ":")
 		for _, kv := range al.Key {
@@ -728,330 +718,26 @@ func (ev *evaluation) variantOf(a *Alert) {
 	}
 }
 
-// ActionableFrequencyThreshold is the estimated share of Indian patients
-// with an actionable genotype above which a pre-test alert is MODERATE
-// rather than INFO: 1 %, the conventional frequency of a common
-// polymorphism.
-const ActionableFrequencyThreshold = 0.01
-
-// ActionableFrequency estimates the share of Indian patients carrying at
-// least one actionable allele of gene — no or decreased function, a
-// deficient G6PD class, VKORC1's "higher coumarin sensitivity" allele, an
-// unfavourable-response allele — (or, for an HLA gene,
-// the allele a recommendation keys on), from the panel's allele
-// frequencies as 1-(1-q)^2. ok is false when the knowledge has no Indian
-// figure for any such allele.
-func (k *Knowledge) ActionableFrequency(gene string, hlaAlleles []string) (freq float64, basis []string, ok bool) {
-	q := 0.0
-	if strings.HasPrefix(gene, "HLA-") {
-		for _, al := range hlaAlleles {
-			if h, found := k.idx.hla[gene+al]; found && h.AFCentralSouthAsian != nil {
-				q += *h.AFCentralSouthAsian
-				basis = append(basis, fmt.Sprintf("%s%s allele frequency %.4f (CPIC Central/South Asian)", gene, al, *h.AFCentralSouthAsian))
-				ok = true
-			}
-		}
-	} else {
-		for _, v := range k.Variants {
-			if v.Gene != gene || v.AFIndia == nil || v.AFIndiaKind != "allele" {
-				continue
-			}
-			f := strings.ToLower(v.Function)
-			if !actionableFunction(f) {
-				continue
-			}
-			q += *v.AFIndia
-			basis = append(basis, fmt.Sprintf("%s %s af_india %.4f", v.RsID, v.AlleleLabel, *v.AFIndia))
-			ok = true
-		}
-	}
-	if q > 1 {
-		q = 1
-	}
-	return 1 - (1-q)*(1-q), basis, ok
-}
-
-// actionableFunction reports whether a tracked variant's function (lower
-// case) is one that moves a patient off the normal guideline row. The
-// figures used are exactly those GET /pgx/variants lists.
-func actionableFunction(f string) bool {
-	for _, w := range []string{"no function", "decreased", "deficien", "sensitivity", "unfavorable", "unfavourable"} {
-		if strings.Contains(f, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// preTestAlerts adds a genotype-unknown alert for each level-A gene of the
-// drug that the input does not cover.
-func (ev *evaluation) preTestAlerts() {
-	recs := ev.kb.RecommendationsFor(ev.drug.Name)
-	for _, gene := range ev.drugGenes() {
-		p := ev.pair(gene)
-		if p == nil || (p.CPICLevel != "A" && p.CPICLevel != "A/B") {
-			continue
-		}
-		// Which rows would apply with a result, and how bad can they be?
-		worst := SeverityNone
-		var alleles []string
-		var alts []string
-		for _, r := range recs {
-			if _, ok := r.Lookup[gene]; !ok {
-				continue
-			}
-			if s := recSeverity(r); s > worst {
-				worst = s
-			}
-			if r.LookupType[gene] == "allele_status" && strings.HasSuffix(r.Lookup[gene], "positive") {
-				al, _, _ := strings.Cut(r.Lookup[gene], " ")
-				if !contains(alleles, al) {
-					alleles = append(alleles, al)
-				}
-			}
-		}
-		if worst == SeverityNone && len(recs) > 0 {
-			continue
-		}
-		if gg := ev.gt.Genes[gene]; gg != nil && len(gg.Review) > 0 {
-			continue // reviewAlerts asked for review
-		}
-		if ev.covered(gene, alleles) {
-			ev.partialTestAlert(gene, p)
-			continue
-		}
-		sev := SeverityInfo
-		freq, basis, known := ev.kb.ActionableFrequency(gene, alleles)
-		if known && freq >= ActionableFrequencyThreshold {
-			sev = SeverityModerate
-		}
-		a := Alert{
-			Severity:        sev.String(),
-			SeverityScore:   int(sev),
-			severity:        sev,
-			Gene:            gene,
-			Category:        CategoryUnknown,
-			TestRecommended: true,
-			Alternatives:    alts,
-			EvidenceLevel:   p.EvidenceLevel,
-			Guideline:       &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL},
-			GuidanceSource:  "CPIC",
-			Assumptions:     []string{},
-		}
-		if a.Alternatives == nil {
-			a.Alternatives = []string{}
-		}
-		if gg := ev.gt.Genes[gene]; gg != nil && gg.Uncallable != "" {
-			a.Assumptions = append(a.Assumptions, gg.Uncallable)
-		}
-		state := "which was not genotyped"
-		if gg := ev.gt.Genes[gene]; gg != nil && gg.Uncallable != "" {
-			state = "which cannot be called from the input given"
-		}
-		switch {
-		case known:
-			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, %s; an estimated %.1f%% of Indian patients carry an actionable %s result.",
-				ev.drug.Name, p.CPICLevel, gene, state, 100*freq, gene)
-			a.Assumptions = append(a.Assumptions, "estimate 1-(1-q)^2 from: "+strings.Join(basis, "; "))
-		default:
-			a.Message = fmt.Sprintf("%s has CPIC level %s guidance for %s, %s; the knowledge has no Indian frequency for its actionable alleles.",
-				ev.drug.Name, p.CPICLevel, gene, state)
-		}
-		a.Action = fmt.Sprintf("Consider %s genotyping before prescribing %s; see the %s guideline.", gene, ev.drug.Name, p.GuidelineName)
-		ev.res.Alerts = append(ev.res.Alerts, a)
-	}
-}
-
-// partialTestAlert adds an INFO genotype-unknown alert when gene was read
-// from rsIDs without being listed in genes_tested and the answer for it is
-// not already HIGH: the unreported positions could hold an actionable
-// allele (a *17 carrier may carry *2 on the other chromosome).
-func (ev *evaluation) partialTestAlert(gene string, p *DrugPair) {
-	gg := ev.gt.Genes[gene]
-	if gg == nil || !gg.Partial {
-		return
-	}
-	for _, a := range ev.res.Alerts {
-		if a.Gene == gene && a.severity >= SeverityHigh {
-			return
-		}
-	}
-	ev.res.Alerts = append(ev.res.Alerts, Alert{
-		Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
-		Gene:            gene,
-		Category:        CategoryUnknown,
-		TestRecommended: true,
-		Alternatives:    []string{},
-		EvidenceLevel:   p.EvidenceLevel,
-		Guideline:       &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL},
-		GuidanceSource:  "CPIC",
-		Message: fmt.Sprintf("%s was read only from the rsIDs given (%s) and is not in genes_tested: positions that were not reported are unknown, so the %s result may be incomplete.",
-			gene, strings.Join(gg.Variants, ", "), gene),
-		Action:      fmt.Sprintf("Confirm with a complete %s genotype (list the gene in genes_tested when the lab tested it) before relying on this result for %s.", gene, ev.drug.Name),
-		Assumptions: []string{},
-	})
-}
-
-// covered reports whether the input says something usable about gene: a
-// callable genotype, or for an HLA gene the status of one of alleles.
-func (ev *evaluation) covered(gene string, hlaAlleles []string) bool {
-	if strings.HasPrefix(gene, "HLA-") {
-		for _, al := range hlaAlleles {
-			if _, ok := ev.gt.HLA[gene+al]; ok {
-				return true
-			}
-		}
-		return false
-	}
-	if !ev.gt.Covered[gene] {
-		return false
-	}
-	gg := ev.gt.Genes[gene]
-	return gg == nil || gg.Uncallable == ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// populationAlerts adds India-specific risks of the drug from the state
-// and community context: INFO for a state's endemic risk naming the drug,
-// MODERATE for a community finding naming the drug.
-func (ev *evaluation) populationAlerts() {
-	if ev.drug == nil {
-		return
-	}
-	ic := &ev.res.IndianContext
-	st, _ := ev.state()
-	for _, r := range stateRisks(st) {
-		if !contains(r.Drugs, ev.drug.Name) {
-			continue
-		}
-		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
-		ev.res.Alerts = append(ev.res.Alerts, Alert{
-			Severity: SeverityInfo.String(), SeverityScore: int(SeverityInfo), severity: SeverityInfo,
-			Gene:         gene,
-			Category:     CategoryPopulationRisk,
-			Message:      fmt.Sprintf("%s: %s (%s). %s", ic.StateNormalised, r.Risk, r.Note, ev.whyStateRisk(r, gene)),
-			Action:       fmt.Sprintf("Consider the %s context of %s when prescribing %s.", r.Disease, ic.StateNormalised, ev.drug.Name),
-			Alternatives: []string{},
-			Assumptions:  []string{},
-			sourceIDs:    r.SourceIDs,
-		})
-	}
-	for _, c := range ev.communities {
-		if !contains(c.Drugs, ev.drug.Name) {
-			continue
-		}
-		gene := ""
-		if len(c.Genes) > 0 {
-			gene = c.Genes[0]
-			if ev.covered(gene, nil) {
-				// The patient's own genotype answers what the community
-				// frequency only suggests; the note stays in indian_context.
-				continue
-			}
-		}
-		ev.res.Alerts = append(ev.res.Alerts, Alert{
-			Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
-			Gene:            gene,
-			Category:        CategoryPopulationRisk,
-			Message:         fmt.Sprintf("%s: %s (%s). %s", c.Name, c.Finding, c.Trait, ev.whyCommunity(c, gene)),
-			Action:          fmt.Sprintf("Community-specific finding for %s: take extra care and monitor; consider testing.", ev.drug.Name),
-			Alternatives:    []string{},
-			TestRecommended: gene != "",
-			Assumptions:     []string{"community-specific findings come from studies of that group; they are not an individual genotype"},
-			sourceIDs:       c.SourceIDs,
-		})
-	}
-}
-
-// geneNamedIn returns the first gene of the drug (drugGenes) that text
-// names as a word ("primaquine, tafenoquine (G6PD testing)" → G6PD), or "".
-func (ev *evaluation) geneNamedIn(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
-	})
-	for _, w := range words {
-		if contains(ev.drugGenes(), w) {
-			return w
-		}
-	}
-	return ""
-}
-
-// pairText says how the knowledge links gene to the drug: its CPIC level,
-// or that it is not one of the drug's CPIC genes.
-func (ev *evaluation) pairText(gene string) string {
-	p := ev.pair(gene)
-	if contains(ev.drugGenes(), gene) {
-		if p != nil {
-			return fmt.Sprintf("%s is a CPIC level %s gene of %s, so a %s result changes the advice", gene, p.CPICLevel, ev.drug.Name, gene)
-		}
-		return fmt.Sprintf("%s has guideline recommendations for %s, so a %s result changes the advice", gene, ev.drug.Name, gene)
-	}
-	if p != nil {
-		return fmt.Sprintf("%s and %s are a CPIC level %s gene-drug pair (no recommendation rows for it in the knowledge)", gene, ev.drug.Name, p.CPICLevel)
-	}
-	return fmt.Sprintf("%s is not one of %s's CPIC genes in the knowledge; the finding is what links them", gene, ev.drug.Name)
-}
-
-// whyStateRisk is the sentence saying why a state's endemic risk matters
-// for the drug, from the state data's own affected-drugs text.
-func (ev *evaluation) whyStateRisk(r StateRisk, gene string) string {
-	why := fmt.Sprintf("Why it matters for %s: the state data names %s among the drugs this %s risk affects", ev.drug.Name, ev.drug.Name, r.Disease)
-	if r.AffectedText != "" {
-		why += fmt.Sprintf(" (%q)", r.AffectedText)
-	}
-	if gene != "" {
-		why += "; " + ev.pairText(gene)
-	}
-	return why + "."
-}
-
-// whyCommunity is the sentence saying why a community finding matters for
-// the drug.
-func (ev *evaluation) whyCommunity(c *Community, gene string) string {
-	why := fmt.Sprintf("Why it matters for %s: the study names %s", ev.drug.Name, ev.drug.Name)
-	if c.DrugsText != "" {
-		why += fmt.Sprintf(" (%q)", c.DrugsText)
-	}
-	if gene != "" {
-		why += "; " + ev.pairText(gene)
-	}
-	return why + "."
-}
-
-func stateRisks(st *State) []StateRisk {
-	if st == nil {
-		return nil
-	}
-	return st.Risks
-}
-
-func sortAlerts(as []Alert) {
-	slices.SortStableFunc(as, func(a, b Alert) int {
-		if a.severity != b.severity {
-			return cmp.Compare(b.severity, a.severity)
+// sortAlerts orders alerts by severity, most severe first, then by
+// category (categoryRank); equal alerts keep their order.
+func sortAlerts(as []engine.Alert) {
+	slices.SortStableFunc(as, func(a, b engine.Alert) int {
+		if a.Severity != b.Severity {
+			return cmp.Compare(b.Severity, a.Severity)
 		}
 		return cmp.Compare(categoryRank(a.Category), categoryRank(b.Category))
 	})
 }
 
 // categoryRank orders alerts of one severity by category; an unknown
-// category ranks first (0), as a missing map key did.
-func categoryRank(c string) int {
+// category ranks first (0).
+func categoryRank(c engine.Category) int {
 	switch c {
-	case CategoryUnknown:
+	case engine.CategoryUnknown:
 		return 1
-	case CategoryPopulationRisk:
+	case engine.CategoryPopulationRisk:
 		return 2
-	case CategoryNotInterpreted:
+	case engine.CategoryNotInterpreted:
 		return 3
 	}
 	return 0

@@ -1,10 +1,12 @@
-package engine
+package calling
 
 import (
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
 )
 
 // This file resolves allele names as labs write them to the knowledge's
@@ -23,7 +25,7 @@ var (
 // resolveAllele returns the knowledge name of an allele as written, with
 // a note when the name was rewritten; ok is false when nothing matches,
 // and why then says what was not understood.
-func (k *Knowledge) resolveAllele(gene, s string) (name, note string, ok bool, why string) {
+func (k *Caller) resolveAllele(gene, s string) (name, note string, ok bool, why string) {
 	s = strings.TrimSpace(s)
 	if n, ok := k.alleleName(gene, s); ok {
 		return n, "", true, ""
@@ -81,6 +83,6 @@ func (k *Knowledge) resolveAllele(gene, s string) (name, note string, ok bool, w
 
 // hemizygousGene reports whether one allele is a whole genotype of the
 // gene: X-linked (G6PD, in males) or mitochondrial (MT-RNR1).
-func hemizygousGene(g *Gene) bool {
+func hemizygousGene(g *engine.Gene) bool {
 	return g.Chromosome == "chrX" || g.Chromosome == "chrM" || strings.HasPrefix(g.Symbol, "MT-")
 }

@@ -1,8 +1,11 @@
-package engine
+package evaluate
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 )
 
 // warfarinAlerts applies CPIC's warfarin flow chart (2017, Figure 2),
@@ -12,15 +15,15 @@ import (
 // adjustments. Without results, preTestAlerts asks for the test.
 func (ev *evaluation) warfarinAlerts() {
 	fc := ev.kb.Warfarin
-	node := func(id string) FlowChartNode {
+	node := func(id string) engine.FlowChartNode {
 		for _, n := range fc.Nodes {
 			if n.ID == id {
 				return n
 			}
 		}
-		return FlowChartNode{}
+		return engine.FlowChartNode{}
 	}
-	var calls []GenotypeCall
+	var calls []engine.GenotypeCall
 	var phen []string
 	var assumptions []string
 	for _, gene := range []string{"CYP2C9", "VKORC1"} {
@@ -29,7 +32,7 @@ func (ev *evaluation) warfarinAlerts() {
 			continue
 		}
 		d := gg.Diplotypes[0]
-		calls = append(calls, GenotypeCall{Gene: gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
+		calls = append(calls, engine.GenotypeCall{Gene: gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
 		phen = append(phen, fmt.Sprintf("%s %s (%s)", gene, d.Call.Phenotype, d.String()))
 		assumptions = append(assumptions, gg.Assumptions...)
 	}
@@ -48,17 +51,17 @@ func (ev *evaluation) warfarinAlerts() {
 		}
 	}
 	for _, v := range ev.req.Variants {
-		if n, _ := NormaliseRsID(v); n == "rs2108622" {
+		if n, _ := calling.NormaliseRsID(v); n == "rs2108622" {
 			actions = append(actions, node("n7").Text)
 		}
 	}
 	if len(calls) < 2 {
 		assumptions = append(assumptions, "the flow chart needs both CYP2C9 (*2, *3) and VKORC1 -1639G>A; only "+calls[0].Gene+" was given")
 	}
-	a := Alert{
-		Severity: SeverityModerate.String(), SeverityScore: int(SeverityModerate), severity: SeverityModerate,
+	a := engine.Alert{
+		Severity:       engine.SeverityModerate,
 		Gene:           calls[0].Gene,
-		Category:       CategoryConfirmed,
+		Category:       engine.CategoryConfirmed,
 		Message:        fmt.Sprintf("warfarin with %s: CPIC flow chart says calculate the dose with a pharmacogenetic algorithm.", strings.Join(phen, " and ")),
 		Action:         strings.Join(actions, " "),
 		Recommendation: strings.Join(actions, " "),
@@ -70,7 +73,7 @@ func (ev *evaluation) warfarinAlerts() {
 	}
 	if p := ev.pair(a.Gene); p != nil {
 		a.EvidenceLevel = p.EvidenceLevel
-		a.Guideline = &Guideline{Name: p.GuidelineName, URL: p.GuidelineURL}
+		a.Guideline = &engine.Guideline{Name: p.GuidelineName, URL: p.GuidelineURL}
 	}
 	ev.variantOf(&a)
 	ev.res.Alerts = append(ev.res.Alerts, a)

@@ -1,0 +1,535 @@
+package calling
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+)
+
+// This file is the one allele matcher of the engine. It works in VCF space:
+// every input form (VCF records, position-level calls, genomic HGVS, rsIDs
+// with zygosity or with their allele) is turned into PositionObservations
+// and matched against PharmCAT's allele definitions (Knowledge.Definitions)
+// with the rules summarised in data/pgx/pharmcat/RULES.md: blank cells are
+// the reference base, missing positions are dropped and lower the scores,
+// the top-scoring diplotypes are reported, undocumented bases stop the call
+// (toxicity genes read them as reference), NAT2 unphased priorities and
+// required positions, variant lists for DPYD, RYR1 and CACNA1S.
+
+// PositionObservation is what one sample shows at one genomic position.
+type PositionObservation struct {
+	Chrom string // "chr10" (NormChrom form)
+	Pos   int    // 1-based GRCh38 position
+	Ref   string
+	Alts  []string
+	// GT holds allele indexes into [Ref, Alts...]: -1 is a no-call; one
+	// index is haploid, two diploid; nil means no genotype (a no-call).
+	GT     []int
+	Phased bool
+	// Source says where the observation came from, for messages
+	// ("line 12", "calls[0]", "rs4244285").
+	Source string
+}
+
+// CallOptions tune CallSample.
+type CallOptions struct {
+	// Genes limits the genes called; nil calls every gene with a definition.
+	Genes []string
+	// AbsentAsDefault names genes whose definition positions without an
+	// observation are read as homozygous for the gene's default allele
+	// (the lab tested the gene and found nothing: REST genes_tested). The
+	// default allele is the GRCh38 reference except for CYP2C19, where it
+	// is *1 (rs3758581 G), not the reference *38. Elsewhere an absent
+	// position is missing, never reference (PharmCAT, VCF input).
+	AbsentAsDefault map[string]bool
+	// Sex is "male", "female" or "": a male's diploid chrX genotype is read
+	// as hemizygous (with a note).
+	Sex string
+	// ReportUntouched reports genes with no observation at all (status
+	// CallNoData); otherwise they are left out.
+	ReportUntouched bool
+}
+
+// Gene call status values.
+const (
+	CallCalled    = "called"
+	CallNotCalled = "not_called"
+	CallNoData    = "no_data"
+)
+
+// SampleCall is the result of calling every gene of one sample.
+type SampleCall struct {
+	Genes []GeneCall
+	// Warnings are about the sample as a whole (observations that could not
+	// be placed, conflicting records).
+	Warnings []string
+}
+
+// Gene returns the call of a gene, or nil.
+func (s *SampleCall) Gene(symbol string) *GeneCall {
+	for i := range s.Genes {
+		if s.Genes[i].Gene == symbol {
+			return &s.Genes[i]
+		}
+	}
+	return nil
+}
+
+// CalledDiplotype is one diplotype the matcher reports, with its phenotype.
+type CalledDiplotype struct {
+	Alleles []string
+	Score   int
+	// Call is the CPIC phenotype; empty with PhenotypeError set when the
+	// diplotype has none (an allele without a CPIC function).
+	Call           PhenotypeCall
+	PhenotypeError string
+}
+
+// String writes the diplotype "A/B" (one allele when hemizygous).
+func (d CalledDiplotype) String() string { return strings.Join(d.Alleles, "/") }
+
+// GeneCall is the matcher's answer for one gene.
+type GeneCall struct {
+	Gene   string
+	Status string // CallCalled, CallNotCalled, CallNoData
+	// Diplotypes are the top-scoring diplotypes, the reported one first.
+	// For DPYD, RYR1 and CACNA1S they are the lookup diplotypes (the two
+	// lowest-function variants).
+	Diplotypes []CalledDiplotype
+	// Source is the call as PharmCAT displays it ("c.1627A>G (*5)",
+	// "c.97A>G (homozygous)", "[c.498G>A + c.2582A>G]/Reference"); it
+	// differs from Diplotypes for the variant-list genes.
+	Source []string
+	// Alternatives are lower-scoring diplotypes that also fit the data
+	// (TPMT *3B/*3C beside *1/*3A), and for NAT2 the equally possible
+	// diplotypes the priority list did not pick; they are not used for
+	// advice but named in the notes.
+	Alternatives []CalledDiplotype
+	Phased       bool
+	// MissingPositions are definition positions with no call
+	// ("chr10:94761900 rs12248560").
+	MissingPositions []string
+	// Uninterpreted names every input element of the gene that was not
+	// fully interpreted; when it is not empty NeedsReview is true and the
+	// gene must not read as normal.
+	Uninterpreted []string
+	NeedsReview   bool
+	// Notes are caveats and assumptions (ambiguity, missing key positions,
+	// copy number, rules applied).
+	Notes []string
+	// Observations are the non-reference observations used ("rs4244285
+	// chr10:94781859 G>A 0/1").
+	Observations []string
+}
+
+// CallSample calls every gene (or opt.Genes) of one sample from its
+// position observations with the allele matcher. Observations at positions
+// no definition uses are ignored. It never fails: what it cannot interpret
+// is named in the gene's Uninterpreted list and the gene needs review.
+func (k *Caller) CallSample(obs []PositionObservation, opt CallOptions) SampleCall {
+	var sc SampleCall
+	// Per gene, the observation at each definition position (by index).
+	perGene := make([][]*PositionObservation, len(k.Definitions))
+	for i := range obs {
+		o := &obs[i]
+		dis := k.idx.defPos[o.Chrom][o.Pos]
+		for _, di := range dis {
+			if ref, ok := di.ignored[o.Pos]; ok && ref == o.Ref {
+				continue // a variant PharmCAT's exemptions ignore
+			}
+			pi, ok := di.posIdx[o.Pos]
+			if !ok {
+				continue // an extra (report-only) position
+			}
+			m := perGene[di.ord]
+			if m == nil {
+				m = make([]*PositionObservation, len(di.def.Positions))
+				perGene[di.ord] = m
+			}
+			if prev := m[pi]; prev != nil {
+				sc.Warnings = append(sc.Warnings, fmt.Sprintf("%s:%d is given twice (%s and %s); the first is used", o.Chrom, o.Pos, prev.Source, o.Source))
+				continue
+			}
+			m[pi] = o
+		}
+	}
+	genes := opt.Genes
+	if genes == nil {
+		genes = k.idx.defGenes
+	}
+	for _, g := range genes {
+		di, ok := k.idx.defs[g]
+		if !ok {
+			continue
+		}
+		if perGene[di.ord] == nil && !opt.AbsentAsDefault[g] {
+			if opt.ReportUntouched {
+				sc.Genes = append(sc.Genes, GeneCall{Gene: g, Status: CallNoData,
+					Notes: []string{"no variant data for " + g}})
+			}
+			continue
+		}
+		sc.Genes = append(sc.Genes, k.callGene(di, perGene[di.ord], opt))
+	}
+	return sc
+}
+
+// site is the sample's genotype at one definition position.
+type site struct {
+	alleles []string // one (haploid) or two strings; strand order when phased
+	missing bool
+	partial bool // one allele is a no-call ("1/."); the other is "."
+	phased  bool
+	refSeen bool
+}
+
+func (s site) het() bool { return len(s.alleles) == 2 && s.alleles[0] != s.alleles[1] }
+
+// posLabel names a position for messages.
+func posLabel(d *engine.GeneDefinition, p engine.DefinedPosition) string {
+	l := fmt.Sprintf("%s:%d", d.Chromosome, p.Pos)
+	if p.RsID != "" {
+		l += " " + p.RsID
+	}
+	return l
+}
+
+// observationLabel is label+" "+gtString(alleles, phased), built in one
+// allocation.
+func observationLabel(label string, alleles []string, phased bool) string {
+	n := len(label) + len(alleles)
+	for _, a := range alleles {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(label)
+	b.WriteByte(' ')
+	for i, a := range alleles {
+		if i > 0 {
+			if phased {
+				b.WriteByte('|')
+			} else {
+				b.WriteByte('/')
+			}
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+// gtString writes observed alleles as a genotype for messages.
+func gtString(alleles []string, phased bool) string {
+	sep := "/"
+	if phased {
+		sep = "|"
+	}
+	return strings.Join(alleles, sep)
+}
+
+// callGene matches one gene.
+func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOptions) GeneCall {
+	d := di.def
+	gc := GeneCall{Gene: d.Gene}
+	sp := di.getSites()
+	defer di.sitePool.Put(sp)
+	sites := *sp
+	r := geneRead{di: di, sites: sites, gc: &gc, allPhased: true,
+		hemiChrom: d.Chromosome == "chrX" && strings.EqualFold(opt.Sex, "male")}
+	absentAsDefault := opt.AbsentAsDefault[d.Gene]
+	for i, p := range d.Positions {
+		if p.Ignored {
+			sites[i].missing = true
+			continue
+		}
+		var o *PositionObservation
+		if obs != nil {
+			o = obs[i]
+		}
+		if o == nil {
+			r.absent(i, absentAsDefault)
+			continue
+		}
+		k.readPosition(&r, i, o)
+	}
+	hets := r.callable()
+	if gc.Status == CallNotCalled {
+		gc.NeedsReview = true
+		return gc
+	}
+	if d.VariantList {
+		k.callVariantList(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased)
+	} else {
+		k.callPairs(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased && hets > 1)
+	}
+	k.referenceWithMissing(di, &gc)
+	k.geneNotes(di, sites, &gc)
+	if len(gc.Uninterpreted) > 0 {
+		gc.NeedsReview = true
+	}
+	return gc
+}
+
+// geneRead is the state of reading one gene's positions into sites
+// (callGene): the call being built and what the sites hold.
+type geneRead struct {
+	di    *defIndex
+	sites []site
+	gc    *GeneCall
+	// hemiChrom: the gene is on chrX and the sample is male.
+	hemiChrom bool
+	// haploid and diploid count the called sites of each ploidy.
+	haploid, diploid int
+	// allPhased: no unphased heterozygous site; anyCalled: some site has
+	// a genotype.
+	allPhased, anyCalled bool
+}
+
+// review records an input the call could not use.
+func (r *geneRead) review(format string, args ...any) {
+	r.gc.Uninterpreted = append(r.gc.Uninterpreted, fmt.Sprintf(format, args...))
+}
+
+// missing marks site i missing and lists its position as not called.
+func (r *geneRead) missing(i int) {
+	r.sites[i].missing = true
+	r.gc.MissingPositions = append(r.gc.MissingPositions, r.di.labels[i])
+}
+
+// absent handles a position the sample says nothing about: the default
+// allele's genotype when the gene was tested (absentAsDefault), else a
+// missing position.
+func (r *geneRead) absent(i int, absentAsDefault bool) {
+	di, sites := r.di, r.sites
+	if !absentAsDefault {
+		r.missing(i)
+		return
+	}
+	// The shared default slices are never written (readSite makes the
+	// slices that are).
+	if r.hemiChrom {
+		sites[i] = site{alleles: di.defaultHemi[i], phased: true}
+		r.haploid++
+	} else {
+		sites[i] = site{alleles: di.defaultSites[i]}
+		r.diploid++
+	}
+	sites[i].refSeen = di.defaultCells[i] == di.refCells[i]
+	r.anyCalled = true
+}
+
+// readPosition reads observation o at position i into the sites: no-calls,
+// haploid chrX genotypes of a male sample, partial genotypes and
+// undocumented bases each follow PharmCAT's rule for them.
+func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
+	di, sites, gc := r.di, r.sites, r.gc
+	d := di.def
+	s, problem := k.readSite(di, i, o)
+	if problem != "" {
+		r.review("%s (%s): %s", di.labels[i], o.Source, problem)
+		r.missing(i)
+		return
+	}
+	if s.missing {
+		sites[i] = s
+		gc.MissingPositions = append(gc.MissingPositions, di.labels[i])
+		if di.required[d.Positions[i].Pos] || len(di.used[i]) > 1 {
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s)", di.labels[i], o.Source))
+		}
+		return
+	}
+	if r.hemiChrom && len(s.alleles) == 2 {
+		if s.alleles[0] != s.alleles[1] {
+			r.review("%s (%s): heterozygous %s on chrX of a male sample", di.labels[i], o.Source, gtString(s.alleles, false))
+			sites[i].missing = true
+			return
+		}
+		s.alleles = s.alleles[:1]
+	}
+	if s.partial && !d.VariantList {
+		r.review("%s (%s): partial genotype %s (one allele not called)", di.labels[i], o.Source, gtString(s.alleles, s.phased))
+		r.missing(i)
+		return
+	}
+	if s.partial {
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
+	}
+	r.undocumented(i, &s, o)
+	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
+	sites[i] = s
+	r.anyCalled = true
+	if !s.phased && s.het() {
+		r.allPhased = false
+	}
+	if len(s.alleles) == 1 {
+		r.haploid++
+	} else {
+		r.diploid++
+	}
+	if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
+		gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
+	}
+}
+
+// undocumented handles the bases of s that no definition of the gene uses:
+// read as reference (with a note) for toxicity genes, else a review.
+func (r *geneRead) undocumented(i int, s *site, o *PositionObservation) {
+	di, d := r.di, r.di.def
+	for ai, a := range s.alleles {
+		if a == "." || matchesAny(di.used[i], a) {
+			continue
+		}
+		if d.UndocumentedAsReference {
+			r.gc.Notes = append(r.gc.Notes, fmt.Sprintf("%s: %s is not in any %s definition; read as reference, as PharmCAT does for this toxicity gene", di.labels[i], a, d.Gene))
+			r.review("%s: undocumented allele %s (read as reference)", di.labels[i], a)
+			s.alleles[ai] = di.refCells[i]
+		} else {
+			r.review("%s (%s): allele %s is not in any %s allele definition", di.labels[i], o.Source, a, d.Gene)
+		}
+	}
+}
+
+// callable decides, once every position is read, whether the gene can be
+// called (required positions, mixed ploidy, nothing called, undocumented
+// bases) and sets the call's phase; it returns the number of heterozygous
+// sites.
+func (r *geneRead) callable() int {
+	di, gc, d := r.di, r.gc, r.di.def
+	for _, p := range d.RequiredPositions {
+		if i, ok := di.posIdx[p]; ok && r.sites[i].missing {
+			gc.Status = CallNotCalled
+			gc.Notes = append(gc.Notes, fmt.Sprintf("%s: a position %s requires is missing, so %s is not called (PharmCAT exemption)", di.labels[i], d.Gene, d.Gene))
+		}
+	}
+	if r.haploid > 0 && r.diploid > 0 {
+		r.review("%s has haploid and diploid genotypes at once", d.Gene)
+	}
+	if !r.anyCalled {
+		gc.Status = CallNotCalled
+		gc.Notes = append(gc.Notes, "every "+d.Gene+" position is missing")
+	}
+	hets := 0
+	for _, s := range r.sites {
+		if !s.missing && s.het() {
+			hets++
+		}
+	}
+	gc.Phased = r.allPhased || hets <= 1
+	undocumentedStop := !d.UndocumentedAsReference && len(gc.Uninterpreted) > 0
+	if undocumentedStop && gc.Status == "" {
+		gc.Status = CallNotCalled
+		gc.Notes = append(gc.Notes, d.Gene+" is not called: the sample has alleles the definitions do not explain")
+	}
+	return hets
+}
+
+// referenceWithMissing is the fail-safe for a reading that is what the
+// reference would give while positions were not called: it is not a
+// confirmed result (a variant there cannot be ruled out).
+func (k *Caller) referenceWithMissing(di *defIndex, gc *GeneCall) {
+	if gc.Status != CallCalled || len(gc.MissingPositions) == 0 {
+		return
+	}
+	for _, dp := range gc.Diplotypes {
+		if !k.readsAsReference(di, dp) {
+			continue
+		}
+		n := len(gc.MissingPositions)
+		list := gc.MissingPositions
+		if n > 5 {
+			list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
+		}
+		what := dp.String()
+		if dp.Call.Phenotype != "" {
+			what = dp.Call.Phenotype + " (" + what + ")"
+		}
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", di.def.Gene, what, n, strings.Join(list, ", ")))
+		return
+	}
+}
+
+func allEqual(ss []string, v string) bool {
+	for _, s := range ss {
+		if s != v {
+			return false
+		}
+	}
+	return true
+}
+
+func matchesAny(cells []string, obs string) bool {
+	for _, c := range cells {
+		if cellMatches(c, obs) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSite turns an observation into the alleles seen at definition
+// position i; problem is set when it cannot be read.
+func (k *Caller) readSite(di *defIndex, i int, o *PositionObservation) (site, string) {
+	p := di.def.Positions[i]
+	if len(o.GT) == 0 {
+		return site{missing: true}, ""
+	}
+	alleles := make([]string, 0, min(len(o.GT), 2))
+	nocall := 0
+	for _, g := range o.GT {
+		if g < 0 {
+			nocall++
+			alleles = append(alleles, ".")
+			continue
+		}
+		switch {
+		case g == 0:
+			alleles = append(alleles, o.Ref)
+		case g-1 < len(o.Alts):
+			alleles = append(alleles, o.Alts[g-1])
+		default:
+			return site{}, fmt.Sprintf("genotype index %d has no ALT allele", g)
+		}
+	}
+	if len(alleles) > 2 {
+		alleles = alleles[:2]
+	}
+	if nocall == len(alleles) {
+		return site{missing: true}, ""
+	}
+	if nocall > 0 {
+		// Partial genotype: "0/." is a no-call; "1/." keeps the variant.
+		for _, a := range alleles {
+			if a != "." && a != o.Ref {
+				return site{alleles: alleles, partial: true}, ""
+			}
+		}
+		return site{missing: true}, ""
+	}
+	if o.Ref != p.Ref {
+		// A record written with another REF (a longer or shorter anchor) is
+		// comparable only when it is the definition's own representation.
+		if !strings.HasPrefix(o.Ref, p.Ref) && !strings.HasPrefix(p.Ref, o.Ref) {
+			return site{}, fmt.Sprintf("REF %s differs from the GRCh38 reference %s of the definition", o.Ref, p.Ref)
+		}
+		if len(o.Ref) != len(p.Ref) {
+			return site{}, fmt.Sprintf("REF %s is not written as the definition writes it (%s); the alleles cannot be compared", o.Ref, p.Ref)
+		}
+	}
+	for _, a := range alleles {
+		if strings.HasPrefix(a, "<") || a == "*" {
+			return site{}, fmt.Sprintf("symbolic or overlapping allele %s is not interpreted", a)
+		}
+	}
+	return site{alleles: alleles, phased: o.Phased || len(alleles) == 1}, ""
+}
+
+func containsAllele(alleles []string, cell string) bool {
+	for _, a := range alleles {
+		if a != "." && cellMatches(cell, a) {
+			return true
+		}
+	}
+	return false
+}

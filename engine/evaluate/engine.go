@@ -1,0 +1,61 @@
+// Package evaluate answers a drug-safety request: it joins the allele
+// caller (engine/calling), the drug-name reader (engine/drugnames) and the
+// population selector (engine/population) with the knowledge's
+// recommendations, state and community context into an engine.Result
+// with alerts, alternatives, confidence and citations. It is pure and
+// deterministic.
+package evaluate
+
+import (
+	"fmt"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
+	"github.com/pgxsafety/pgxsafety/engine/drugnames"
+	"github.com/pgxsafety/pgxsafety/engine/population"
+)
+
+// Engine evaluates requests against one knowledge base: the knowledge
+// with the indexes of every part, built once at start-up by New and
+// read-only afterwards (safe for concurrent use).
+type Engine struct {
+	*engine.Knowledge
+	calls *calling.Caller
+	names *drugnames.Reader
+	pops  *population.Selector
+	// drugGenes is computeDrugGenes of every drug.
+	drugGenes map[*engine.Drug][]string
+}
+
+// New builds the engine of k, which must be built (Knowledge.Build). It
+// fails when the knowledge breaks an invariant a part relies on (a drug
+// name naming two drugs, an allele definition that cannot be indexed).
+func New(k *engine.Knowledge) (*Engine, error) {
+	names, err := drugnames.New(k)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := calling.New(k)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge index: %w", err)
+	}
+	e := &Engine{Knowledge: k, calls: calls, names: names, pops: population.New(k)}
+	e.drugGenes = make(map[*engine.Drug][]string, len(k.Drugs))
+	for i := range k.Drugs {
+		e.drugGenes[&k.Drugs[i]] = e.computeDrugGenes(&k.Drugs[i])
+	}
+	return e, nil
+}
+
+// Caller returns the allele caller of the engine's knowledge.
+func (k *Engine) Caller() *calling.Caller { return k.calls }
+
+// Names returns the drug-name reader of the engine's knowledge.
+func (k *Engine) Names() *drugnames.Reader { return k.names }
+
+// Populations returns the population selector of the engine's knowledge.
+func (k *Engine) Populations() *population.Selector { return k.pops }
+
+// Drug returns the covered drug for a name, synonym or salt form
+// (drugnames.Reader.Drug).
+func (k *Engine) Drug(name string) (*engine.Drug, bool) { return k.names.Drug(name) }
