@@ -181,7 +181,7 @@ func checkDrugCount(drugs []string) error {
 // citations of its drug–drug notes.
 func (s *Server) summaryOf(sum medlist.Summary) (BatchSummary, []Citation) {
 	out := BatchSummary{
-		OverallSeverity: sum.OverallSeverity.String(),
+		OverallSeverity: severityName(sum.OverallSeverity),
 		DrugsBySeverity: make([]BatchDrugSeverity, 0, len(sum.Drugs)),
 		GenesToTest:     make([]BatchGeneToTest, 0, len(sum.GenesToTest)),
 		DrugDrugNotes:   make([]DrugDrugNote, 0, len(sum.SharedGenes)),
@@ -189,12 +189,12 @@ func (s *Server) summaryOf(sum medlist.Summary) (BatchSummary, []Citation) {
 	}
 	for _, d := range sum.Drugs {
 		out.DrugsBySeverity = append(out.DrugsBySeverity, BatchDrugSeverity{Index: d.Index, Drug: d.Drug,
-			DrugNormalised: d.DrugNormalised, DrugRecognised: d.DrugRecognised, OverallSeverity: d.OverallSeverity.String(),
+			DrugNormalised: d.DrugNormalised, DrugRecognised: d.DrugRecognised, OverallSeverity: severityName(d.OverallSeverity),
 			Sensitivity: d.Sensitivity, Genes: nonNil(d.Genes), Action: d.Action})
 	}
 	for _, g := range sum.GenesToTest {
 		out.GenesToTest = append(out.GenesToTest, BatchGeneToTest{Gene: g.Gene, Drugs: nonNil(g.Drugs),
-			HighestSeverity: g.HighestSeverity.String()})
+			HighestSeverity: severityName(g.HighestSeverity)})
 	}
 	cites := []Citation{}
 	for i, sg := range sum.SharedGenes {
