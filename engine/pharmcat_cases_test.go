@@ -162,7 +162,7 @@ func readTestVCF(t *testing.T, k *engine.Knowledge, path string) []engine.Positi
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: k.IsDefinitionPosition,
+	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: func(c string, pos, _ int) bool { return k.IsDefinitionPosition(c, pos) },
 		SelectSample: func(i int, _ string) bool { return i == 0 }})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)

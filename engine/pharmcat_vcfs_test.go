@@ -81,7 +81,7 @@ func readAllSamples(k *engine.Knowledge, path string) ([][]engine.PositionObserv
 	}
 	defer fh.Close()
 	var in io.Reader = fh
-	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: k.IsDefinitionPosition})
+	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: func(c string, pos, _ int) bool { return k.IsDefinitionPosition(c, pos) }})
 	if err != nil {
 		return nil, err
 	}
