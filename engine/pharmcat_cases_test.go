@@ -163,7 +163,7 @@ func readTestVCF(t *testing.T, k *evaluate.Engine, path string) []calling.Positi
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: k.Caller().IsDefinitionPosition,
+	r, err := vcf.NewReader(fh, vcf.Options{AllowUnsorted: true, Keep: func(c string, pos, _ int) bool { return k.Caller().IsDefinitionPosition(c, pos) },
 		SelectSample: func(i int, _ string) bool { return i == 0 }})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)

@@ -82,7 +82,7 @@ func readAllSamples(k *evaluate.Engine, path string) ([][]calling.PositionObserv
 	}
 	defer fh.Close()
 	var in io.Reader = fh
-	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: k.Caller().IsDefinitionPosition})
+	r, err := vcf.NewReader(in, vcf.Options{AllowUnsorted: true, Keep: func(c string, pos, _ int) bool { return k.Caller().IsDefinitionPosition(c, pos) }})
 	if err != nil {
 		return nil, err
 	}

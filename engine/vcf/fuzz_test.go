@@ -29,7 +29,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, keepOdd bool) {
 		opt := Options{MaxLineBytes: 4096}
 		if keepOdd {
-			opt.Keep = func(_ string, pos int) bool { return pos%2 == 1 }
+			opt.Keep = func(_ string, pos, _ int) bool { return pos%2 == 1 }
 		}
 		r, err := NewReader(bytes.NewReader(in), opt)
 		if err != nil {
@@ -62,6 +62,9 @@ func FuzzReader(f *testing.F) {
 			lastLine = rec.Line
 			if keepOdd && rec.Pos%2 != 1 {
 				t.Fatalf("record at %d kept against Keep", rec.Pos)
+			}
+			if rec.End < rec.Pos+len(rec.Ref)-1 {
+				t.Fatalf("record at %d with REF %q ends at %d", rec.Pos, rec.Ref, rec.End)
 			}
 			if rec.Chrom == "" || rec.Ref == "" || !isBases(rec.Ref) {
 				t.Fatalf("record %+v has an empty contig or a bad REF", rec)

@@ -31,11 +31,15 @@ type Options struct {
 	// MaxLineBytes limits one line (header or record, without its newline);
 	// 0 means DefaultMaxLineBytes. A longer line is a *ParseError.
 	MaxLineBytes int
-	// Keep selects records by contig and position; nil keeps all. Records for
-	// which it returns false are skipped after their CHROM and POS columns are
-	// read (sorting is still checked) and before anything else is parsed. The
+	// Keep selects records by contig and the span of reference positions
+	// they cover; nil keeps all. The span runs from POS to the last base of
+	// REF, or to INFO/END when that is further (a gVCF reference block, a
+	// symbolic deletion), so a block or a deletion that starts before a
+	// position of interest and covers it is kept. Records for which it
+	// returns false are skipped after their first eight columns are cut
+	// (sorting is still checked) and before anything else is parsed. The
 	// contig is passed normalised by NormChrom ("10" → "chr10").
-	Keep func(chrom string, pos int) bool
+	Keep func(chrom string, start, end int) bool
 	// SelectSample chooses the sample columns to read (index in the #CHROM
 	// line, 0-based, and name); nil reads all. Samples() then lists only the
 	// selected samples and Record.Calls holds one Call per selected sample.
@@ -53,9 +57,13 @@ type Options struct {
 
 // Record is one VCF data line.
 type Record struct {
-	Line   int      // 1-based line number in the (decompressed) file
-	Chrom  string   // as written ("chr10" or "10"); NormChrom gives "chr10"
-	Pos    int      // 1-based
+	Line  int    // 1-based line number in the (decompressed) file
+	Chrom string // as written ("chr10" or "10"); NormChrom gives "chr10"
+	Pos   int    // 1-based
+	// End is the last reference position the record covers: INFO/END when
+	// given (a gVCF reference block covers POS..END), else the last base of
+	// REF. Never less than Pos.
+	End    int
 	IDs    []string // ID column split on ';' ('.' → nil)
 	Ref    string   // upper case
 	Alts   []string // '.' → nil; base alleles upper case; symbolic alleles like <DEL> and breakends kept verbatim
@@ -72,6 +80,24 @@ type Call struct {
 	// prefix counts as a separator). A haploid call without a prefix has no
 	// separator and is reported unphased.
 	Phased bool
+	// GQ, DP and MinDP are the FORMAT genotype quality, read depth and a
+	// gVCF block's minimum depth (MIN_DP); not Known when absent or '.'.
+	GQ, DP, MinDP Number
+	// PS is the phase set (FORMAT/PS) of a phased call; "" when absent or
+	// '.'. Calls phased with '|' are in phase with each other only within
+	// one phase set.
+	PS string
+	// PGT and PID are GATK HaplotypeCaller's physical phasing: the phased
+	// genotype ("0|1") and the id of the group of records it is phased
+	// within; "" when absent or '.'.
+	PGT, PID string
+}
+
+// Number is an optional non-negative FORMAT value: the zero value is an
+// absent one (GQ 0 is a value, and a weak one, not an absence).
+type Number struct {
+	Value int
+	Known bool
 }
 
 // ParseError is a refusal of the input, naming the line (1-based, in the
@@ -334,11 +360,46 @@ func (r *Reader) next() (Record, error) {
 		if err := r.order(chrom, pos); err != nil {
 			return Record{}, err
 		}
-		if r.opt.Keep != nil && !r.opt.Keep(r.normChrom, pos) {
+		if r.opt.Keep != nil && !r.opt.Keep(r.normChrom, pos, spanEnd(pos, rest)) {
 			continue
 		}
 		return r.record(r.curChrom, pos, string(rest))
 	}
+}
+
+// spanEnd is the last reference position a record covers, read from the
+// columns after POS without parsing them: the last base of REF, or INFO/END
+// when that is further. A malformed line gives pos (the full parse refuses
+// it if it is kept).
+func spanEnd(pos int, rest []byte) int {
+	var cols [6][]byte // ID REF ALT QUAL FILTER INFO
+	for i := range cols {
+		var ok bool
+		cols[i], rest, ok = bytes.Cut(rest, []byte("\t"))
+		if !ok && i < len(cols)-1 {
+			return pos
+		}
+	}
+	end := pos + len(cols[1]) - 1
+	if e, ok := infoEnd(cols[5]); ok && e > end {
+		end = e
+	}
+	if end < pos {
+		end = pos
+	}
+	return end
+}
+
+// infoEnd returns the value of END in an INFO column.
+func infoEnd(info []byte) (int, bool) {
+	for len(info) > 0 {
+		var kv []byte
+		kv, info, _ = bytes.Cut(info, []byte(";"))
+		if v, ok := bytes.CutPrefix(kv, []byte("END=")); ok {
+			return atoi(v)
+		}
+	}
+	return 0, false
 }
 
 // atoi parses a non-negative decimal of at most 12 digits.
@@ -437,6 +498,20 @@ func (r *Reader) record(chrom string, pos int, rest string) (Record, error) {
 			rec.Filter = append(rec.Filter, strings.Clone(f))
 		}
 	}
+	rec.End = pos + len(rec.Ref) - 1
+	if cols[5] != "." && strings.Contains(cols[5], "END=") {
+		for _, kv := range strings.Split(cols[5], ";") {
+			v, ok := strings.CutPrefix(kv, "END=")
+			if !ok {
+				continue
+			}
+			end, ok := atoi([]byte(v))
+			if !ok || end < pos {
+				return Record{}, r.errf("INFO", fmt.Sprintf("END=%q is not a position at or after POS %d", short(v), pos))
+			}
+			rec.End = max(rec.End, end)
+		}
+	}
 	if n < 7 {
 		return Record{}, r.errf("line", fmt.Sprintf("the header names %d sample(s) but this record has no FORMAT column", len(r.all)))
 	}
@@ -451,15 +526,71 @@ func (r *Reader) record(chrom string, pos int, rest string) (Record, error) {
 	return rec, nil
 }
 
-// samples parses the selected sample columns' GT values.
-func (r *Reader) samples(format, rest string, nAlts int) ([]Call, error) {
-	gtIndex := -1
+// formatIndex holds the positions of the FORMAT keys the reader uses; -1
+// for an absent key.
+type formatIndex struct{ gt, gq, dp, minDP, ps, pgt, pid int }
+
+func parseFormat(format string) formatIndex {
+	fi := formatIndex{-1, -1, -1, -1, -1, -1, -1}
 	for i, key := range strings.Split(format, ":") {
-		if key == "GT" {
-			gtIndex = i
-			break
+		switch key {
+		case "GT":
+			fi.gt = i
+		case "GQ":
+			fi.gq = i
+		case "DP":
+			fi.dp = i
+		case "MIN_DP":
+			fi.minDP = i
+		case "PS":
+			fi.ps = i
+		case "PGT":
+			fi.pgt = i
+		case "PID":
+			fi.pid = i
 		}
 	}
+	return fi
+}
+
+// qualities reads a call's GQ, DP, MIN_DP, PS, PGT and PID.
+func (r *Reader) qualities(c *Call, fi formatIndex, col, sample string) error {
+	for _, q := range []struct {
+		idx  int
+		name string
+		dst  *Number
+	}{{fi.gq, "GQ", &c.GQ}, {fi.dp, "DP", &c.DP}, {fi.minDP, "MIN_DP", &c.MinDP}} {
+		if q.idx < 0 {
+			continue
+		}
+		v := field(col, q.idx)
+		if v == "." || v == "" {
+			continue
+		}
+		n, ok := atoi([]byte(v))
+		if !ok {
+			return r.errf(q.name, fmt.Sprintf("sample %q: %q is not a non-negative integer", short(sample), short(v)))
+		}
+		*q.dst = Number{Value: n, Known: true}
+	}
+	for _, q := range []struct {
+		idx int
+		dst *string
+	}{{fi.ps, &c.PS}, {fi.pgt, &c.PGT}, {fi.pid, &c.PID}} {
+		if q.idx < 0 {
+			continue
+		}
+		if v := field(col, q.idx); v != "." && v != "" {
+			*q.dst = strings.Clone(v)
+		}
+	}
+	return nil
+}
+
+// samples parses the selected sample columns' GT values and qualities.
+func (r *Reader) samples(format, rest string, nAlts int) ([]Call, error) {
+	fi := parseFormat(format)
+	gtIndex := fi.gt
 	calls := make([]Call, len(r.selected))
 	var alleles []int
 	if gtIndex >= 0 {
@@ -491,6 +622,9 @@ func (r *Reader) samples(format, rest string, nAlts int) ([]Call, error) {
 				return nil, r.errf("GT", fmt.Sprintf("sample %q: %s", short(r.all[i]), err.Error()))
 			}
 			calls[k] = Call{Alleles: alleles[start:len(alleles):len(alleles)], Phased: phased}
+		}
+		if err := r.qualities(&calls[k], fi, col, r.all[i]); err != nil {
+			return nil, err
 		}
 		k++
 	}

@@ -59,18 +59,18 @@ func TestReaderRecords(t *testing.T) {
 		"10\t6\t.\tC\tT\t.\t.\t.\tGT\t|0|1\t/1|.\n" +
 		"10\t7\t.\tC\tT\t.\t.\t.\tDP\t3\t4\n"
 	want := []Record{
-		{Line: 4, Chrom: "chr1", Pos: 100, IDs: []string{"rs1", "chr1_100_A_G"}, Ref: "A", Alts: []string{"G"}, Filter: []string{"PASS"},
+		{Line: 4, Chrom: "chr1", Pos: 100, End: 100, IDs: []string{"rs1", "chr1_100_A_G"}, Ref: "A", Alts: []string{"G"}, Filter: []string{"PASS"},
 			Calls: []Call{{Alleles: []int{0, 1}}, {Alleles: []int{1, 1}, Phased: true}}},
-		{Line: 5, Chrom: "chr1", Pos: 100, Ref: "TG", Alts: []string{"T", "<*>"}, Filter: []string{"LowQual", "PCATxINDEL"},
-			Calls: []Call{{Alleles: []int{-1, -1}}, {Alleles: []int{0, 2}, Phased: true}}},
-		{Line: 6, Chrom: "chr1", Pos: 200, IDs: []string{"rs2"}, Ref: "CAT", Alts: []string{"CATAT", "C"},
-			Calls: []Call{{Alleles: []int{2, 1}}, {Alleles: []int{-1}}}}, // a missing trailing GT reads as '.'
-		{Line: 7, Chrom: "10", Pos: 5, Ref: "C",
+		{Line: 5, Chrom: "chr1", Pos: 100, End: 101, Ref: "TG", Alts: []string{"T", "<*>"}, Filter: []string{"LowQual", "PCATxINDEL"},
+			Calls: []Call{{Alleles: []int{-1, -1}, DP: Number{3, true}}, {Alleles: []int{0, 2}, Phased: true}}},
+		{Line: 6, Chrom: "chr1", Pos: 200, End: 202, IDs: []string{"rs2"}, Ref: "CAT", Alts: []string{"CATAT", "C"},
+			Calls: []Call{{Alleles: []int{2, 1}, DP: Number{5, true}}, {Alleles: []int{-1}, DP: Number{7, true}}}}, // a missing trailing GT reads as '.'
+		{Line: 7, Chrom: "10", Pos: 5, End: 5, Ref: "C",
 			Calls: []Call{{Alleles: []int{0}}, {Alleles: []int{-1}}}},
-		{Line: 8, Chrom: "10", Pos: 6, Ref: "C", Alts: []string{"T"},
+		{Line: 8, Chrom: "10", Pos: 6, End: 6, Ref: "C", Alts: []string{"T"},
 			Calls: []Call{{Alleles: []int{0, 1}, Phased: true}, {Alleles: []int{1, -1}}}},
-		{Line: 9, Chrom: "10", Pos: 7, Ref: "C", Alts: []string{"T"},
-			Calls: []Call{{}, {}}},
+		{Line: 9, Chrom: "10", Pos: 7, End: 7, Ref: "C", Alts: []string{"T"},
+			Calls: []Call{{DP: Number{3, true}}, {DP: Number{4, true}}}},
 	}
 	plain := []byte(head + body)
 	for name, in := range map[string][]byte{
@@ -112,7 +112,7 @@ func TestReaderKeepAndSelect(t *testing.T) {
 		"1x\t5\t.\tA\tG\t.\t.\t.\tGT\t0/1\n" + // too few samples, but skipped by Keep
 		"X\t9\t.\tA\tG\t.\t.\t.\tGT\t1\t0/1\n")
 	var asked []string
-	keep := func(chrom string, pos int) bool {
+	keep := func(chrom string, pos, _ int) bool {
 		asked = append(asked, chrom)
 		return pos == 150 || chrom == "chrX"
 	}
@@ -121,8 +121,8 @@ func TestReaderKeepAndSelect(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Record{
-		{Line: 5, Chrom: "chr1", Pos: 150, Ref: "A", Alts: []string{"G"}, Calls: []Call{{Alleles: []int{1, 1}}}},
-		{Line: 7, Chrom: "X", Pos: 9, Ref: "A", Alts: []string{"G"}, Calls: []Call{{Alleles: []int{0, 1}}}},
+		{Line: 5, Chrom: "chr1", Pos: 150, End: 150, Ref: "A", Alts: []string{"G"}, Calls: []Call{{Alleles: []int{1, 1}}}},
+		{Line: 7, Chrom: "X", Pos: 9, End: 9, Ref: "A", Alts: []string{"G"}, Calls: []Call{{Alleles: []int{0, 1}}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
@@ -220,7 +220,7 @@ func TestReaderRefusals(t *testing.T) {
 			&ParseError{5, "file", fmt.Sprintf("larger than %d bytes once decompressed", len(head)+len(rec)+3)}},
 		{"unsorted", head + rec + "chr1\t99\t.\tA\tG\t.\t.\t.\tGT\t0/1\t0/0\n", Options{},
 			&ParseError{5, "POS", "the file is not sorted: chr1:99 comes after chr1:100"}},
-		{"unsorted even when not kept", head + rec + "chr1\t99\t.\tA\tG\t.\t.\t.\tGT\t0/1\t0/0\n", Options{Keep: func(string, int) bool { return false }},
+		{"unsorted even when not kept", head + rec + "chr1\t99\t.\tA\tG\t.\t.\t.\tGT\t0/1\t0/0\n", Options{Keep: func(string, int, int) bool { return false }},
 			&ParseError{5, "POS", "the file is not sorted: chr1:99 comes after chr1:100"}},
 		{"contig split", head + rec + strings.Replace(rec, "chr1", "chr2", 1) + strings.Replace(rec, "100", "300", 1), Options{},
 			&ParseError{6, "CHROM", "the file is not sorted: contig chr1 appears again after other contigs (its records began on line 4)"}},
@@ -237,6 +237,9 @@ func TestReaderRefusals(t *testing.T) {
 		{"bad ALT", head + "chr1\t5\t.\tA\tG,,T\t.\t.\t.\tGT\t0/1\t0/1\n", Options{}, &ParseError{4, "ALT", `"" is not an alternate allele`}},
 		{"bad GT letter", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT\t0/x\t0/1\n", Options{}, &ParseError{4, "GT", `sample "S1": "0/x" is not a genotype`}},
 		{"GT allele beyond ALT", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT\t0/1\t0/2\n", Options{}, &ParseError{4, "GT", `sample "S2": "0/2" names allele 2 but the record has 1 ALT allele(s)`}},
+		{"END before POS", head + "chr1\t5\t.\tA\t<NON_REF>\t.\t.\tEND=4\tGT\t0/0\t0/0\n", Options{}, &ParseError{4, "INFO", `END="4" is not a position at or after POS 5`}},
+		{"bad GQ", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT:GQ\t0/1:high\t0/1:3\n", Options{}, &ParseError{4, "GQ", `sample "S1": "high" is not a non-negative integer`}},
+		{"bad MIN_DP", head + "chr1\t5\t.\tA\t<NON_REF>\t.\t.\tEND=9\tGT:MIN_DP\t0/0:1\t0/0:-2\n", Options{}, &ParseError{4, "MIN_DP", `sample "S2": "-2" is not a non-negative integer`}},
 		{"triploid GT", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT\t0/1/1\t0/1\n", Options{}, &ParseError{4, "GT", `sample "S1": "0/1/1" has more than two alleles; only haploid and diploid calls are read`}},
 		{"empty GT", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT:DP\t:5\t0/1\n", Options{}, &ParseError{4, "GT", `sample "S1": empty GT`}},
 		{"trailing separator GT", head + "chr1\t5\t.\tA\tG\t.\t.\t.\tGT\t0/\t0/1\n", Options{}, &ParseError{4, "GT", `sample "S1": "0/" is not a genotype`}},
@@ -320,5 +323,34 @@ func TestRecordDoesNotPinLine(t *testing.T) {
 	}
 	if uintptr(unsafe.Pointer(unsafe.StringData(r.Alts[0])))-uintptr(unsafe.Pointer(unsafe.StringData(r.Ref))) == uintptr(len(ref)+1) {
 		t.Error("REF and ALT are substrings of the line")
+	}
+}
+
+// TestReaderGenomicVCF: a GATK gVCF reference block is kept by Keep when it
+// covers a position of interest although it starts before it, and its END,
+// GQ, DP and MIN_DP are read; a variant record's physical phasing (PGT, PID)
+// and phase set (PS) are kept per call; '.' and absent values are not Known.
+func TestReaderGenomicVCF(t *testing.T) {
+	in := head +
+		"chr1\t90\t.\tG\t<NON_REF>\t.\t.\tEND=99\tGT:DP:GQ:MIN_DP:PL\t0/0:44:81:43:0,81,1215\t0/0:3:0:0:0,0,0\n" +
+		"chr1\t100\t.\tG\t<NON_REF>\t.\t.\tEND=120\tGT:DP:GQ:MIN_DP:PL\t0/0:30:60:28:0,60,900\t./.:0:0:0:0,0,0\n" +
+		"chr1\t130\t.\tCAT\tC,<NON_REF>\t50\tLowQual\tDP=9\tGT:AD:DP:GQ:PGT:PID:PL\t0/1:5,4,0:9:12:0|1:130_CAT_C:1,2,3,4,5,6\t0/0:9,0,0:9:.:.:.:0,1,2,3,4,5\n" +
+		"chr1\t140\t.\tA\tT\t.\tPASS\t.\tGT:PS\t1|0:130\t0|1:.\n"
+	keep := func(_ string, start, end int) bool { return start <= 110 && 110 <= end || start >= 130 }
+	_, got, err := readAll(t, []byte(in), Options{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(v int) Number { return Number{Value: v, Known: true} }
+	want := []Record{
+		{Line: 5, Chrom: "chr1", Pos: 100, End: 120, Ref: "G", Alts: []string{"<NON_REF>"},
+			Calls: []Call{{Alleles: []int{0, 0}, GQ: n(60), DP: n(30), MinDP: n(28)}, {Alleles: []int{-1, -1}, GQ: n(0), DP: n(0), MinDP: n(0)}}},
+		{Line: 6, Chrom: "chr1", Pos: 130, End: 132, Ref: "CAT", Alts: []string{"C", "<NON_REF>"}, Filter: []string{"LowQual"},
+			Calls: []Call{{Alleles: []int{0, 1}, GQ: n(12), DP: n(9), PGT: "0|1", PID: "130_CAT_C"}, {Alleles: []int{0, 0}, DP: n(9)}}},
+		{Line: 7, Chrom: "chr1", Pos: 140, End: 140, Ref: "A", Alts: []string{"T"}, Filter: []string{"PASS"},
+			Calls: []Call{{Alleles: []int{1, 0}, Phased: true, PS: "130"}, {Alleles: []int{0, 1}, Phased: true}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
