@@ -20,11 +20,12 @@ import (
 //   - else a variant record written elsewhere whose allele changes the
 //     site's REF is used when its allele is one of the definitions' at the
 //     site, and withheld (a no-call, and a review) when it is not;
-//   - else reference blocks (ALT only <NON_REF>, or a genotype of
-//     reference with END) and variant records where the sample is
-//     reference are evidence of the reference allele when together they
-//     cover every base of the definition's REF (a deletion's "TG" needs
-//     both bases), with the weakest quality among them.
+//   - else reference blocks (no base ALT: only <NON_REF>, <*> or none,
+//     over POS..END) are evidence of the reference allele when together
+//     they cover every base of the definition's REF (a deletion's "TG"
+//     needs both bases), with the weakest quality among them. A variant
+//     record written elsewhere where the sample is reference is no
+//     evidence at the site (it genotypes its own alleles).
 //
 // A genotype is withheld (a no-call at the site, named) when its GQ or
 // depth is below the thresholds, its record's FILTER is not PASS, or it
@@ -115,19 +116,25 @@ func lineSource(kr *keptRecord) string { return fmt.Sprintf("line %d", kr.line) 
 // the file).
 func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th thresholds) []calling.PositionObservation {
 	var out []calling.PositionObservation
+	// over are the variant records written elsewhere whose allele carried
+	// by the sample changes the site's REF.
+	var over []*keptRecord
+	for _, kr := range recs {
+		if !kr.block && kr.pos != s.Pos && changesSite(s, kr, kr.calls[j].Alleles) {
+			over = append(over, kr)
+		}
+	}
 	for _, kr := range recs {
 		if !kr.block && kr.pos == s.Pos {
-			out = append(out, variantObservation(s, kr, j, th))
+			o := variantObservation(s, kr, j, th)
+			if len(over) > 0 && o.Withheld == "" {
+				o.Withheld, o.WithheldVariant = "another variant overlaps the definition's REF "+s.Ref+": "+describe(s, over), true
+			}
+			out = append(out, o)
 		}
 	}
 	if len(out) > 0 {
 		return out
-	}
-	var over []*keptRecord
-	for _, kr := range recs {
-		if !kr.block && carriesAlt(kr.calls[j].Alleles) {
-			over = append(over, kr)
-		}
 	}
 	switch {
 	case len(over) == 1:
@@ -137,18 +144,66 @@ func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th th
 		}
 		return []calling.PositionObservation{o}
 	case len(over) > 1:
-		var what, lines []string
+		var lines []string
 		for _, kr := range over {
-			what = append(what, fmt.Sprintf("%s:%d %s>%s", s.Chrom, kr.pos, kr.ref, strings.Join(kr.alts, ",")))
 			lines = append(lines, strconv.Itoa(kr.line))
 		}
 		return []calling.PositionObservation{{Chrom: s.Chrom, Pos: s.Pos, Ref: s.Ref, Source: "lines " + strings.Join(lines, ", "),
-			Withheld: "several variants overlap the definition's REF " + s.Ref + ": " + strings.Join(what, "; "), WithheldVariant: true}}
+			Withheld: "several variants overlap the definition's REF " + s.Ref + ": " + describe(s, over), WithheldVariant: true}}
 	}
 	if o, ok := referenceObservation(s, recs, j, th); ok {
 		return []calling.PositionObservation{o}
 	}
 	return nil
+}
+
+// describe names variant records for messages.
+func describe(s calling.DefinitionSite, recs []*keptRecord) string {
+	var what []string
+	for _, kr := range recs {
+		what = append(what, fmt.Sprintf("%s:%d %s>%s (line %d)", s.Chrom, kr.pos, kr.ref, strings.Join(kr.alts, ","), kr.line))
+	}
+	return strings.Join(what, "; ")
+}
+
+// changesSite reports whether an ALT allele the genotype names changes a
+// base of the site's REF span [Pos, End] (an insertion counts when it
+// falls between two of its bases). A symbolic allele (<NON_REF>, '*',
+// <DEL>) counts when the record's REF overlaps the span: what it changes
+// is not written.
+func changesSite(s calling.DefinitionSite, kr *keptRecord, gt []int) bool {
+	for _, g := range gt {
+		if g <= 0 || g > len(kr.alts) {
+			continue
+		}
+		alt := kr.alts[g-1]
+		if !isBases(alt) {
+			if kr.pos <= s.End() && kr.end >= s.Pos && (alt != "<NON_REF>" || !kr.block) {
+				return true
+			}
+			continue
+		}
+		ref := kr.ref
+		i := 0
+		for i < len(ref) && i < len(alt) && ref[i] == alt[i] {
+			i++
+		}
+		k := 0
+		for k < len(ref)-i && k < len(alt)-i && ref[len(ref)-1-k] == alt[len(alt)-1-k] {
+			k++
+		}
+		lo, hi := kr.pos+i, kr.pos+len(ref)-1-k // changed reference bases [lo, hi]; hi < lo: an insertion before lo
+		if hi >= lo {
+			if lo <= s.End() && hi >= s.Pos {
+				return true
+			}
+			continue
+		}
+		if lo-1 >= s.Pos && lo <= s.End() {
+			return true
+		}
+	}
+	return false
 }
 
 // carriesAlt reports whether a genotype names an ALT allele.
@@ -275,9 +330,9 @@ func withhold(o *calling.PositionObservation, used []*keptRecord, j int, th thre
 	}
 }
 
-// referenceObservation is the reference evidence at s from blocks and from
-// variant records where the sample is reference: it needs every base of
-// the definition's REF covered; a no-call there is a no-call at s.
+// referenceObservation is the reference evidence at s from reference
+// blocks: it needs every base of the definition's REF covered; a no-call
+// there is a no-call at s.
 func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, th thresholds) (calling.PositionObservation, bool) {
 	covered := make([]bool, len(s.Ref))
 	var used []*keptRecord
@@ -286,7 +341,9 @@ func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, t
 	nocall := false
 	for _, kr := range recs {
 		c := kr.calls[j]
-		if !kr.block && carriesAlt(c.Alleles) {
+		if !kr.block {
+			// A variant record written elsewhere genotypes its own
+			// alleles, not the bases of this site: no evidence here.
 			continue
 		}
 		used = append(used, kr)
