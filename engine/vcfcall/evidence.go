@@ -23,7 +23,10 @@ import (
 //   - else reference blocks (no base ALT: only <NON_REF>, <*> or none,
 //     over POS..END) are evidence of the reference allele when together
 //     they cover every base of the definition's REF (a deletion's "TG"
-//     needs both bases), with the weakest quality among them. A variant
+//     needs both bases), with the weakest quality among them; a variant
+//     record written at another definition site inside the REF, with
+//     alleles documented there (a SNP inside a deletion's REF), covers its
+//     bases (they are present: this site's deletion is not). A variant
 //     record written elsewhere where the sample is reference is no
 //     evidence at the site (it genotypes its own alleles).
 //
@@ -50,6 +53,21 @@ type keptRecord struct {
 	filter   []string
 	block    bool
 	calls    []vcf.Call
+	// site is the definition site the record is written at, if any.
+	site *calling.DefinitionSite
+}
+
+// documentedAt reports whether the record is written at a definition site
+// of its own and every allele the genotype names is one of that site's
+// (in the definitions' writing or an equivalent one): it is evidence
+// there, where it is read, and says of an overlapping site only that the
+// bases it covers are present.
+func (kr *keptRecord) documentedAt(gt []int) bool {
+	if kr.site == nil || kr.block {
+		return false
+	}
+	_, ok := translate(*kr.site, kr, gt)
+	return ok
 }
 
 // isBlock reports whether a record is a reference block: no base ALT
@@ -120,7 +138,7 @@ func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th th
 	// by the sample changes the site's REF.
 	var over []*keptRecord
 	for _, kr := range recs {
-		if !kr.block && kr.pos != s.Pos && changesSite(s, kr, kr.calls[j].Alleles) {
+		if !kr.block && kr.pos != s.Pos && !kr.documentedAt(kr.calls[j].Alleles) && changesSite(s, kr, kr.calls[j].Alleles) {
 			over = append(over, kr)
 		}
 	}
@@ -139,7 +157,8 @@ func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th th
 	switch {
 	case len(over) == 1:
 		o := variantObservation(s, over[0], j, th)
-		if o.Ref != s.Ref && o.Withheld == "" {
+		if o.Ref != s.Ref || o.Pos != s.Pos {
+			o.Pos, o.Ref, o.Alts = s.Pos, s.Ref, nil
 			o.Withheld, o.WithheldVariant = fmt.Sprintf("a variant written at %s:%d (%s>%s) changes the definition's REF %s and is none of its alleles", s.Chrom, over[0].pos, over[0].ref, strings.Join(over[0].alts, ","), s.Ref), true
 		}
 		return []calling.PositionObservation{o}
@@ -342,8 +361,15 @@ func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, t
 	for _, kr := range recs {
 		c := kr.calls[j]
 		if !kr.block {
-			// A variant record written elsewhere genotypes its own
-			// alleles, not the bases of this site: no evidence here.
+			// A variant record written at another definition site, with
+			// alleles documented there, says the bases it covers are
+			// present; any other variant record genotypes its own alleles,
+			// not this site: no evidence here.
+			if kr.documentedAt(c.Alleles) {
+				for p := max(kr.pos, s.Pos); p <= min(kr.pos+len(kr.ref)-1, s.End()); p++ {
+					covered[p-s.Pos] = true
+				}
+			}
 			continue
 		}
 		used = append(used, kr)

@@ -370,6 +370,9 @@ func (r *run) pass(pass int) (bool, error) {
 			kr.calls[j] = c
 		}
 		for _, s := range caller.DefinitionSitesIn(normChrom, rec.Pos, rec.End) {
+			if s.Pos == rec.Pos {
+				kr.site = &s
+			}
 			sites.add(s, kr)
 		}
 	}
