@@ -150,3 +150,23 @@ func TestPhaseSetsNeverCrossed(t *testing.T) {
 		})
 	}
 }
+
+// TestReferenceSeenThroughIUPACCell: CYP2D6's reference allele *1 has
+// IUPAC cells (R at rs150163869, S at rs1058164); a sample with the
+// GRCh38 base at every position shows the reference there, so *1/*1 fits
+// (it failed as "no pair explains the genotypes" when the observed base
+// was compared as if it were the cell).
+func TestReferenceSeenThroughIUPACCell(t *testing.T) {
+	k := caller(t)
+	def, _ := k.Definition("CYP2D6")
+	var obs []calling.PositionObservation
+	for _, p := range def.Positions {
+		obs = append(obs, calling.PositionObservation{Chrom: def.Chromosome, Pos: p.Pos, Ref: p.Ref, GT: []int{0, 0}, Source: "ref"})
+	}
+	sc := k.CallSample(obs, calling.CallOptions{Genes: []string{"CYP2D6"}})
+	gc := sc.Gene("CYP2D6")
+	all := strings.Join(append(append([]string(nil), gc.Notes...), gc.Uninterpreted...), "\n")
+	if strings.Contains(all, "no pair of CYP2D6 alleles") || !strings.Contains(all+strings.Join(gc.Source, " "), "*1/*1") {
+		t.Errorf("an all-GRCh38 CYP2D6 does not read *1/*1: status %s, diplotypes %v, notes and review:\n%s", gc.Status, gc.Diplotypes, all)
+	}
+}

@@ -2,7 +2,6 @@ package calling
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -410,7 +409,10 @@ func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
 		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
 	}
 	r.undocumented(i, &s, o)
-	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
+	// The reference allele is seen when an observed base is one its cell
+	// allows (an IUPAC cell such as CYP2D6 *1's R at rs150163869 allows A
+	// and G).
+	s.refSeen = containsAllele(s.alleles, di.refCells[i]) || matchesAny(s.alleles, di.refCells[i])
 	sites[i] = s
 	r.anyCalled = true
 	if !s.phased && s.het() {
