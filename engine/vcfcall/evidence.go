@@ -409,6 +409,15 @@ func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, t
 			break
 		}
 	}
+	// A block's REF is the GRCh38 base at its first position: one that
+	// disagrees with the definition's REF there is not GRCh38 (a wrong
+	// build, a wrong position) and never reads as the reference.
+	for _, kr := range used {
+		if at := kr.pos - s.Pos; at >= 0 && at < len(s.Ref) && len(kr.ref) > 0 && kr.ref[0] != s.Ref[at] {
+			o.Withheld, o.WithheldVariant = fmt.Sprintf("the reference block's REF %c at %s:%d (%s) is not the GRCh38 base %c of the definition's REF %s", kr.ref[0], s.Chrom, kr.pos, lineSource(kr), s.Ref[at], s.Ref), true
+			return o, true
+		}
+	}
 	if i := slices.Index(covered, false); i >= 0 {
 		o.Withheld = fmt.Sprintf("the records cover %s:%d but not every base of the definition's REF %s (%s:%d-%d; %d not covered)", s.Chrom, used[0].pos, s.Ref, s.Chrom, s.Pos, s.End(), s.Pos+i)
 		o.WithheldVariant = carriesAlt(o.GT)
