@@ -84,6 +84,11 @@ type Config struct {
 	// VCFMaxBytes is the largest file POST /pgx/vcf accepts; zero means
 	// DefaultVCFMaxBytes.
 	VCFMaxBytes int64
+	// VCFMinGQ and VCFMinDP are the per-position quality thresholds of
+	// POST /pgx/vcf (vcfcall.Options.MinGQ, MinDP): zero means the
+	// defaults (vcfcall.DefaultMinGQ, DefaultMinDP), a negative value no
+	// threshold.
+	VCFMinGQ, VCFMinDP int
 	// Stopping, when set, is closed shortly before the server's shutdown
 	// grace ends: a CSV batch still running stops releasing rows and, when
 	// it streams NDJSON, ends with an error line (type shutting-down) the

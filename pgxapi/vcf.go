@@ -276,6 +276,7 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	}
 	_ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline))
 	opts := vcfcall.Options{Samples: form.samples, MaxBytes: maxBytes * VCFExpansionLimit, Wire: WireResult,
+		MinGQ: s.cfg.VCFMinGQ, MinDP: s.cfg.VCFMinDP,
 		Progress: func(vcfcall.Progress) { _ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline)) }}
 	path := form.path
 	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.admit, v.release)

@@ -20,7 +20,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson]
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N]
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -32,10 +32,18 @@ samples). A file the service would refuse (wrong build, bad header,
 unsorted, over-long line, bad genotype) is refused naming the line, exit
 status 1. No audit entry is written: an offline answer never leaves this
 machine through the service. Progress goes to stderr: a bar when it is a
-terminal, a line every few seconds otherwise.`
+terminal, a line every few seconds otherwise. A genotype (or a gVCF
+reference block) whose GQ or depth is below --min-gq / --min-dp is a
+no-call at the positions it covers, named in the gene's notes (defaults:
+PGXSAFETY_VCF_MIN_GQ and PGXSAFETY_VCF_MIN_DP, else 20 and 10; 0: no
+threshold).`
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("call", stderr, callSynopsis)
+	defGQ, defDP, err := vcfThresholdDefaults()
+	if err != nil {
+		return err
+	}
 	var samples, drugs listFlag
 	fs.Var(&samples, "sample", "call only this sample (repeatable; default every sample)")
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
@@ -43,6 +51,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
 		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
+		minGQ   = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
+		minDP   = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
 	)
 	name, err := parseOneFile(fs, args, "call", "VCF", format)
 	if err != nil {
@@ -50,6 +60,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *perPass < 0 {
 		return usageError("call: --samples-per-pass must not be negative")
+	}
+	if *minGQ < 0 || *minDP < 0 {
+		return usageError("call: --min-gq and --min-dp must not be negative (0: no threshold)")
 	}
 	for _, s := range samples {
 		if strings.TrimSpace(s) == "" {
@@ -95,7 +108,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		sum = sha256.New()
 		return hashingFile{f: f, h: sum}, nil
 	}
-	opts := vcfcall.Options{Samples: samples, SamplesPerPass: *perPass, Progress: prog.update, Drugs: drugs, Wire: pgxapi.WireResult}
+	opts := vcfcall.Options{Samples: samples, SamplesPerPass: *perPass, Progress: prog.update, Drugs: drugs, Wire: pgxapi.WireResult,
+		MinGQ: vcfThreshold(*minGQ), MinDP: vcfThreshold(*minDP)}
 	if samples == nil {
 		opts.Samples = nil
 	}

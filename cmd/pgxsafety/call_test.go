@@ -214,3 +214,46 @@ func TestCallProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestCallQualityThresholds: a weak genotype at VKORC1's one position is a
+// no-call named in the answer by default (GQ 20) and with --min-gq 10 on
+// the command line or PGXSAFETY_VCF_MIN_GQ; --min-gq 0 turns the threshold
+// off and the genotype is called.
+func TestCallQualityThresholds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weak.vcf")
+	data := "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n" +
+		"chr16\t31096368\trs9923231\tC\tT\t500\tPASS\t.\tGT:DP:GQ\t0/1:30:15\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  string
+		args []string
+		want string
+	}{
+		{"default", "", nil, vcfcall.InterpretationReview},
+		{"--min-gq 10", "", []string{"--min-gq", "10"}, vcfcall.InterpretationCalled},
+		{"--min-gq 0", "", []string{"--min-gq", "0"}, vcfcall.InterpretationCalled},
+		{"PGXSAFETY_VCF_MIN_GQ=10", "10", nil, vcfcall.InterpretationCalled},
+		{"PGXSAFETY_VCF_MIN_GQ=10, --min-gq 30", "10", []string{"--min-gq", "30"}, vcfcall.InterpretationReview},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PGXSAFETY_VCF_MIN_GQ", tc.env)
+			stdout, stderr, err := runArgs(t, append(append([]string{"call"}, tc.args...), path)...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			var doc callDoc
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range doc.Samples[0].Genes {
+				if g.Gene == "VKORC1" && g.Interpretation != tc.want {
+					t.Errorf("VKORC1 %q, want %q: %s", g.Interpretation, tc.want, g.Summary)
+				}
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -76,6 +78,9 @@ type environment struct {
 	BatchCSVMaxBytes int `env:"PGXSAFETY_BATCH_CSV_MAX_BYTES, default=52428800"`
 	BatchCSVMaxRows  int `env:"PGXSAFETY_BATCH_CSV_MAX_ROWS, default=100000"`
 	VCFMaxBytes      int `env:"PGXSAFETY_VCF_MAX_BYTES, default=209715200"`
+	// VCFMinGQ and VCFMinDP are the VCF quality thresholds (0: none).
+	VCFMinGQ int `env:"PGXSAFETY_VCF_MIN_GQ, default=20"`
+	VCFMinDP int `env:"PGXSAFETY_VCF_MIN_DP, default=10"`
 
 	CDSClients string `env:"PGXSAFETY_CDS_CLIENTS"`
 	// CDSDevUnauthenticated is cdshooks.EnvDevUnauthenticated.
@@ -146,6 +151,10 @@ func (e environment) Validate() error {
 		return usageError("PGXSAFETY_BATCH_CSV_MAX_ROWS must be a positive integer, got %d", e.BatchCSVMaxRows)
 	case e.VCFMaxBytes <= 0:
 		return usageError("PGXSAFETY_VCF_MAX_BYTES must be a positive integer, got %d", e.VCFMaxBytes)
+	case e.VCFMinGQ < 0:
+		return usageError("PGXSAFETY_VCF_MIN_GQ must be 0 (no threshold) or a positive integer, got %d", e.VCFMinGQ)
+	case e.VCFMinDP < 0:
+		return usageError("PGXSAFETY_VCF_MIN_DP must be 0 (no threshold) or a positive integer, got %d", e.VCFMinDP)
 	case e.AuditCheckpointInterval < 100*time.Millisecond:
 		return usageError("PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL must be a duration of at least 100ms such as 10s, got %v", e.AuditCheckpointInterval)
 	case e.AuditCommitWindow < 0 || e.AuditCommitWindow > maxAuditCommitWindow:
@@ -259,6 +268,9 @@ type serveConfig struct {
 	batchCSVMaxRows  int
 	// POST /pgx/vcf upload limit (0: the pgxapi default).
 	vcfMaxBytes int64
+	// vcfMinGQ and vcfMinDP are the VCF quality thresholds in
+	// vcfcall.Options form (negative: none).
+	vcfMinGQ, vcfMinDP int
 	// CDS Hooks: the trusted-clients file and the development switch.
 	cdsClientsFile        string
 	cdsDevUnauthenticated bool
@@ -317,6 +329,7 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 	cfg.autoMigrate = env.DatabaseMigrate
 	cfg.batchCSVMaxBytes, cfg.batchCSVMaxRows = int64(env.BatchCSVMaxBytes), env.BatchCSVMaxRows
 	cfg.vcfMaxBytes = int64(env.VCFMaxBytes)
+	cfg.vcfMinGQ, cfg.vcfMinDP = vcfThreshold(env.VCFMinGQ), vcfThreshold(env.VCFMinDP)
 	cfg.logKeyFile, cfg.witnessFile = env.logKeyPath(cfg.dataDir), env.witnessPath(cfg.dataDir)
 	cfg.logOrigin = env.AuditLogOrigin
 	cfg.checkpointInterval = env.AuditCheckpointInterval
@@ -375,4 +388,35 @@ func loadSMARTSettings(env environment) (smartSettings, error) {
 	}
 	st.ehrs = ehrs
 	return st, nil
+}
+
+// vcfThreshold maps a configured quality threshold (0: none) to
+// vcfcall.Options' form (0: the default; negative: none).
+func vcfThreshold(v int) int {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+// vcfThresholdDefaults are the --min-gq and --min-dp defaults:
+// PGXSAFETY_VCF_MIN_GQ and PGXSAFETY_VCF_MIN_DP when set, else
+// vcfcall's defaults.
+func vcfThresholdDefaults() (gq, dp int, err error) {
+	gq, dp = vcfcall.DefaultMinGQ, vcfcall.DefaultMinDP
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"PGXSAFETY_VCF_MIN_GQ", &gq}, {"PGXSAFETY_VCF_MIN_DP", &dp}} {
+		s, _ := envconfig.OsLookuper().Lookup(v.name)
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return 0, 0, usageError("%s must be 0 (no threshold) or a positive integer, got %q", v.name, s)
+		}
+		*v.dst = n
+	}
+	return gq, dp, nil
 }

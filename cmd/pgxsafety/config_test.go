@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -73,6 +74,8 @@ func TestEnvironmentDefaults(t *testing.T) {
 		BatchCSVMaxBytes:        pgxapi.DefaultBatchCSVMaxBytes,
 		BatchCSVMaxRows:         pgxapi.DefaultBatchCSVMaxRows,
 		VCFMaxBytes:             pgxapi.DefaultVCFMaxBytes,
+		VCFMinGQ:                vcfcall.DefaultMinGQ,
+		VCFMinDP:                vcfcall.DefaultMinDP,
 		SMARTSessionTTL:         smart.DefaultSessionTTL,
 	}
 	if diff := cmp.Diff(want, env); diff != "" {
@@ -141,6 +144,8 @@ func TestEnvironmentErrors(t *testing.T) {
 		{"batch bytes", map[string]string{"PGXSAFETY_BATCH_CSV_MAX_BYTES": "0"}, "PGXSAFETY_BATCH_CSV_MAX_BYTES"},
 		{"batch rows", map[string]string{"PGXSAFETY_BATCH_CSV_MAX_ROWS": "-5"}, "PGXSAFETY_BATCH_CSV_MAX_ROWS"},
 		{"VCF bytes", map[string]string{"PGXSAFETY_VCF_MAX_BYTES": "0"}, "PGXSAFETY_VCF_MAX_BYTES"},
+		{"VCF GQ", map[string]string{"PGXSAFETY_VCF_MIN_GQ": "-1"}, "PGXSAFETY_VCF_MIN_GQ"},
+		{"VCF DP", map[string]string{"PGXSAFETY_VCF_MIN_DP": "-5"}, "PGXSAFETY_VCF_MIN_DP"},
 		{"fast checkpoints", map[string]string{"PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL": "10ms"}, "PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL"},
 		{"negative commit window", map[string]string{"PGXSAFETY_AUDIT_COMMIT_WINDOW": "-1ms"}, "PGXSAFETY_AUDIT_COMMIT_WINDOW"},
 		{"long commit window", map[string]string{"PGXSAFETY_AUDIT_COMMIT_WINDOW": "1s"}, "PGXSAFETY_AUDIT_COMMIT_WINDOW"},

@@ -110,6 +110,10 @@ Environment (flags override; see README.md for the full list):
   PGXSAFETY_BATCH_CSV_MAX_BYTES   largest POST /pgx/batch_csv file (default 52428800)
   PGXSAFETY_BATCH_CSV_MAX_ROWS    most data rows per CSV batch (default 100000)
   PGXSAFETY_VCF_MAX_BYTES         largest POST /pgx/vcf file (default 209715200)
+  PGXSAFETY_VCF_MIN_GQ            VCF genotype quality below which a position is a
+                                  no-call (default 20; 0: no threshold)
+  PGXSAFETY_VCF_MIN_DP            VCF read depth (a gVCF block's MIN_DP) below which
+                                  a position is a no-call (default 10; 0: no threshold)
   PGXSAFETY_LOG_LEVEL             debug, info, warn or error (default info)
 `
 

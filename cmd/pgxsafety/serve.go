@@ -200,7 +200,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
 		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows,
-		VCFMaxBytes: cfg.vcfMaxBytes, Stopping: s.stopping}).Register(router)
+		VCFMaxBytes: cfg.vcfMaxBytes, VCFMinGQ: cfg.vcfMinGQ, VCFMinDP: cfg.vcfMinDP, Stopping: s.stopping}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,

@@ -29,6 +29,7 @@ type index struct {
 	defGenes      []string                       // genes with definitions, sorted
 	defRsid       map[string][]defLocus          // rsID → definition positions (observe.go)
 	refSeqChrom   map[string]string              // "NC_000010.11" → "chr10"
+	sites         siteIndex                      // definition sites by chromosome, for span lookups (sites.go)
 }
 
 // New indexes k's genes and allele definitions for calling. k must be
@@ -49,6 +50,7 @@ func New(k *engine.Knowledge) (*Caller, error) {
 		return nil, err
 	}
 	ix.defs, ix.defPos = defs, defPos
+	ix.sites = buildSiteIndex(defs)
 	for g := range defs {
 		ix.defGenes = append(ix.defGenes, g)
 	}

@@ -2,7 +2,6 @@ package calling
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -28,9 +27,24 @@ type PositionObservation struct {
 	// index is haploid, two diploid; nil means no genotype (a no-call).
 	GT     []int
 	Phased bool
+	// PhaseSet names the set of phased genotypes this one belongs to (a
+	// VCF's FORMAT/PS, GATK's PID); phased genotypes are in phase with each
+	// other only within one set. "" is one set of its own (a VCF without
+	// PS: every phased genotype is in one set, by the VCF specification).
+	PhaseSet string
 	// Source says where the observation came from, for messages
 	// ("line 12", "calls[0]", "rs4244285").
 	Source string
+	// Withheld, when set, says why the source's genotype here must not be
+	// used (a genotype quality or depth below the threshold, a FILTER other
+	// than PASS, a genotype selecting <NON_REF>, a variant overlapping the
+	// definition's REF that is none of its alleles, reference blocks that
+	// do not cover the whole REF): the position is a no-call, named in the
+	// gene's notes. WithheldVariant says the withheld genotype showed a
+	// non-reference allele: a variant may be there, so the gene also goes
+	// to review (it never reads as the reference would).
+	Withheld        string
+	WithheldVariant bool
 }
 
 // CallOptions tune CallSample.
@@ -282,9 +296,39 @@ type geneRead struct {
 	hemiChrom bool
 	// haploid and diploid count the called sites of each ploidy.
 	haploid, diploid int
-	// allPhased: no unphased heterozygous site; anyCalled: some site has
-	// a genotype.
+	// allPhased: no unphased heterozygous site, and every phased one in
+	// one phase set; anyCalled: some site has a genotype.
 	allPhased, anyCalled bool
+	// phaseSet is the phase set of the first phased heterozygous site
+	// (firstSet: whether there is one); phaseLabel names it.
+	phaseSetName, phaseLabel string
+	firstSet                 bool
+}
+
+// phaseSet keeps phase within one phase set: heterozygous sites phased in
+// different sets are not in phase with each other, so the gene is read as
+// unphased (never phased across sets), with a note.
+func (r *geneRead) phaseSet(i int, s site, o *PositionObservation) {
+	if !s.phased || !s.het() || len(s.alleles) != 2 {
+		return
+	}
+	if !r.firstSet {
+		r.firstSet, r.phaseSetName, r.phaseLabel = true, o.PhaseSet, r.di.labels[i]
+		return
+	}
+	if o.PhaseSet == r.phaseSetName || !r.allPhased {
+		return
+	}
+	r.allPhased = false
+	r.gc.Notes = append(r.gc.Notes, fmt.Sprintf("%s: heterozygous sites are phased in different phase sets (%s in %s, %s in %s); phase is never carried across sets, so %s is read as unphased",
+		r.di.def.Gene, r.phaseLabel, phaseSetLabel(r.phaseSetName), r.di.labels[i], phaseSetLabel(o.PhaseSet), r.di.def.Gene))
+}
+
+func phaseSetLabel(ps string) string {
+	if ps == "" {
+		return "the file's default phase set"
+	}
+	return "phase set " + ps
 }
 
 // review records an input the call could not use.
@@ -326,6 +370,14 @@ func (r *geneRead) absent(i int, absentAsDefault bool) {
 func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
 	di, sites, gc := r.di, r.sites, r.gc
 	d := di.def
+	if o.Withheld != "" {
+		if o.WithheldVariant {
+			r.review("%s (%s): a non-reference genotype that cannot be used: %s", di.labels[i], o.Source, o.Withheld)
+		}
+		gc.Notes = append(gc.Notes, fmt.Sprintf("%s is a no-call (%s): %s", di.labels[i], o.Source, o.Withheld))
+		r.missing(i)
+		return
+	}
 	s, problem := k.readSite(di, i, o)
 	if problem != "" {
 		r.review("%s (%s): %s", di.labels[i], o.Source, problem)
@@ -357,12 +409,16 @@ func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
 		gc.Notes = append(gc.Notes, fmt.Sprintf("%s: partial genotype %s; the called allele is used and the other is unknown", di.labels[i], gtString(s.alleles, s.phased)))
 	}
 	r.undocumented(i, &s, o)
-	s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
+	// The reference allele is seen when an observed base is one its cell
+	// allows (an IUPAC cell such as CYP2D6 *1's R at rs150163869 allows A
+	// and G).
+	s.refSeen = containsAllele(s.alleles, di.refCells[i]) || matchesAny(s.alleles, di.refCells[i])
 	sites[i] = s
 	r.anyCalled = true
 	if !s.phased && s.het() {
 		r.allPhased = false
 	}
+	r.phaseSet(i, s, o)
 	if len(s.alleles) == 1 {
 		r.haploid++
 	} else {

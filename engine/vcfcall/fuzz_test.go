@@ -23,6 +23,18 @@ func FuzzRunChecks(f *testing.F) {
 	f.Add("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n" +
 		"chr10\t94781859\trs4244285\tG\tA,<*>,*\t.\tPASS\t.\tGT:DP\t2|1:3\t.\n" +
 		"chr13\t48045719\t.\tC\t.\t.\t.\t.\tGT\t0\t1/.\n")
+	// gVCF evidence: blocks over definition REFs, a variant over a GQ-0
+	// block, PGT/PID and PS phase, <NON_REF> genotypes, an indel written
+	// as GATK writes it.
+	f.Add(gvcfHeader +
+		"chr10\t94781800\t.\tA\t<NON_REF>\t.\t.\tEND=94781858\tGT:DP:GQ:MIN_DP:PL\t0/0:30:60:28:0,60,900\n" +
+		"chr10\t94781859\t.\tG\tA,<NON_REF>\t500\tLowQual\t.\tGT:AD:DP:GQ:PGT:PID:PL\t0/1:15,15,0:30:99:0|1:94781859_G_A:500,0,500,600,600,900\n" +
+		"chr10\t94781860\t.\tT\t<NON_REF>\t.\t.\tEND=94781860\tGT:DP:GQ:MIN_DP:PL\t0/0:30:0:28:0,0,900\n" +
+		"chr10\t94781861\t.\tA\t<NON_REF>\t.\t.\tEND=94781999\tGT:DP:GQ:MIN_DP:PL\t0/2:30:60:3:0,60,900\n")
+	f.Add(gvcfHeader +
+		"chr2\t233759924\t.\tC\tT,<NON_REF>\t500\t.\t.\tGT:GQ:DP:PS\t0|1:60:30:7\n" +
+		"chr2\t233760233\t.\tC\tCAT,CG,<NON_REF>\t600\t.\t.\tGT:GQ:DP:PS\t1|2:60:30:8\n" +
+		"chr2\t233760234\t.\tA\t<NON_REF>\t.\t.\tEND=233761000\tGT:DP:GQ:MIN_DP\t0/0:37:45:37\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		opened := 0
 		_, err := vcfcall.Run(context.Background(), kb, memOpener([]byte(text), &opened),

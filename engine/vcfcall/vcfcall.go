@@ -67,6 +67,13 @@ type Options struct {
 	// Wire maps a check's result to the value encoded in the sample's
 	// JSON (the REST wire form, pgxapi.WireResult). Required with Drugs.
 	Wire func(engine.Result) any
+	// MinGQ and MinDP are the per-position quality thresholds: a genotype
+	// (or a reference block) whose FORMAT GQ, or DP (a block's MIN_DP when
+	// it has one), is below them is a no-call at the definition positions
+	// it covers, named in the gene's notes. 0 means the defaults
+	// (DefaultMinGQ, DefaultMinDP); a negative value turns the threshold
+	// off. A genotype without the field is not judged on it.
+	MinGQ, MinDP int
 }
 
 // Progress reports how far a Run is.
@@ -280,12 +287,13 @@ func (r *run) pass(pass int) (bool, error) {
 	rank := 0 // requested samples seen so far in the #CHROM line
 	records, used := 0, 0
 	normPrev, normChrom := "", ""
-	keep := func(chrom string, pos, _ int) bool { // the record's start only, until spans are matched
+	caller := r.kb.Caller()
+	keep := func(chrom string, start, end int) bool {
 		records++
 		if r.opt.Progress != nil && records%progressEvery == 0 {
 			r.progress(pass, cr.n)
 		}
-		if !r.kb.Caller().IsDefinitionPosition(chrom, pos) {
+		if len(caller.DefinitionSitesIn(chrom, start, end)) == 0 {
 			return false
 		}
 		used++
@@ -320,7 +328,7 @@ func (r *run) pass(pass int) (bool, error) {
 		first = lo
 		names = names[lo:min(hi, len(names))]
 	}
-	obs := make([][]calling.PositionObservation, len(names))
+	var sites siteRecords
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return false, err
@@ -338,7 +346,6 @@ func (r *run) pass(pass int) (bool, error) {
 		if rec.Chrom != normPrev {
 			normPrev, normChrom = rec.Chrom, vcf.NormChrom(rec.Chrom)
 		}
-		source := fmt.Sprintf("line %d", rec.Line)
 		if pass == 0 {
 			r.noteFilter(rec, normChrom)
 		}
@@ -352,15 +359,21 @@ func (r *run) pass(pass int) (bool, error) {
 			n += len(c.Alleles)
 		}
 		gts := make([]int, 0, n)
+		kr := &keptRecord{line: rec.Line, pos: rec.Pos, end: rec.End, ref: rec.Ref, alts: rec.Alts, filter: rec.Filter,
+			block: isBlock(&rec), calls: make([]vcf.Call, len(group))}
 		for j, c := range group {
-			var gt []int
 			if c.Alleles != nil {
 				start := len(gts)
 				gts = append(gts, c.Alleles...)
-				gt = gts[start:len(gts):len(gts)]
+				c.Alleles = gts[start:len(gts):len(gts)]
 			}
-			obs[j] = append(obs[j], calling.PositionObservation{Chrom: normChrom, Pos: rec.Pos, Ref: rec.Ref,
-				Alts: rec.Alts, GT: gt, Phased: c.Phased, Source: source})
+			kr.calls[j] = c
+		}
+		for _, s := range caller.DefinitionSitesIn(normChrom, rec.Pos, rec.End) {
+			if s.Pos == rec.Pos {
+				kr.site = &s
+			}
+			sites.add(s, kr)
 		}
 	}
 	if pass == 0 {
@@ -370,15 +383,15 @@ func (r *run) pass(pass int) (bool, error) {
 	r.st.Passes = pass + 1
 	if len(names) > 0 {
 		c := &Chunk{Index: r.chunk, Samples: make([]Sample, 0, len(names))}
+		th := r.opt.thresholds()
 		for j, name := range names {
 			if err := r.ctx.Err(); err != nil {
 				return false, err
 			}
-			s, err := r.sample(lo+j, name, obs[j])
+			s, err := r.sample(lo+j, name, sites.observations(j, th))
 			if err != nil {
 				return false, err
 			}
-			obs[j] = nil
 			c.Samples = append(c.Samples, s)
 		}
 		r.chunk++
@@ -418,7 +431,8 @@ func (r *run) start(rd *vcf.Reader) error {
 	return nil
 }
 
-// noteFilter records a used record whose FILTER is not PASS.
+// noteFilter records a used record whose FILTER is not PASS (its
+// genotypes are withheld: see withhold).
 func (r *run) noteFilter(rec vcf.Record, chrom string) {
 	if len(rec.Filter) == 0 || len(rec.Filter) == 1 && rec.Filter[0] == "PASS" {
 		return
@@ -433,7 +447,7 @@ func (r *run) finishWarnings() {
 	if r.filterN == 0 {
 		return
 	}
-	w := "records at allele-definition positions have a FILTER other than PASS; their genotypes were used as given: " + strings.Join(r.filterW, ", ")
+	w := "records at allele-definition positions have a FILTER other than PASS; their genotypes are no-calls there (named in the genes' notes): " + strings.Join(r.filterW, ", ")
 	if more := r.filterN - len(r.filterW); more > 0 {
 		w += fmt.Sprintf(" and %d more", more)
 	}
@@ -609,6 +623,13 @@ func positionCalls(obs []calling.PositionObservation) ([]engine.PositionCall, []
 			}
 		}
 		var gt strings.Builder
+		if o.Withheld != "" {
+			// Withheld evidence (quality, FILTER, <NON_REF>, an overlapping
+			// variant) is a no-call in the checks too.
+			calls = append(calls, engine.PositionCall{Chrom: o.Chrom, Pos: o.Pos, Ref: o.Ref, Genotype: "./."})
+			notes = append(notes, fmt.Sprintf("%s:%d (%s): a no-call in the drug checks: %s", o.Chrom, o.Pos, o.Source, o.Withheld))
+			continue
+		}
 		if o.GT == nil {
 			gt.WriteString("./.")
 		}

@@ -78,7 +78,7 @@ func TestRunSamplesAndPasses(t *testing.T) {
 		t.Fatalf("chunks/readings: %d/%d with the default, %d/%d with one sample per pass", len(one), opened1, len(each), opened3)
 	}
 	wantStats := vcfcall.Stats{SamplesInFile: 3, Samples: 3, Records: 2, RecordsUsed: 1, Passes: 1,
-		Warnings: []string{"records at allele-definition positions have a FILTER other than PASS; their genotypes were used as given: line 5 (chr10:94781859) FILTER LowQual"}}
+		Warnings: []string{"records at allele-definition positions have a FILTER other than PASS; their genotypes are no-calls there (named in the genes' notes): line 5 (chr10:94781859) FILTER LowQual"}}
 	if diff := cmp.Diff(wantStats, st1); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
