@@ -176,6 +176,13 @@ type requestObs struct {
 	// unplaced items: unknown ids, tracked variants without definitions.
 	unrecognised []string
 	warnings     []string
+	// unstated are the items read as heterozygous because no zygosity
+	// was given (at least one copy).
+	unstated map[string]bool
+	// unplacedOn are the non-reference items on a chromosome that no
+	// definition position and no gene's span takes (a call at a GRCh37
+	// position, say): a tested gene on that chromosome goes to review.
+	unplacedOn map[string][]string
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
@@ -187,7 +194,8 @@ func (r *requestObs) add(gene string, m map[string][]string, s string) {
 // observationsFor builds position observations from the request's rsIDs,
 // HGVS items and position calls. req has passed Validate.
 func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
-	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{}}
+	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{},
+		unstated: map[string]bool{}, unplacedOn: map[string][]string{}}
 	zyg := map[string]engine.Zygosity{}
 	for key, z := range req.Zygosity {
 		zyg[strings.ToLower(strings.TrimSpace(key))] = z
@@ -228,7 +236,9 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 				ro.add(g, ro.review, fmt.Sprintf("calls[%d] %s:%d %s>%s is inside %s but at no position of its allele definitions", i, chrom, c.Pos, c.Ref, c.Alt, g))
 				ro.add(g, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
 			} else if !allRef(gt) {
-				ro.unrecognised = append(ro.unrecognised, fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt))
+				item := fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt)
+				ro.unrecognised = append(ro.unrecognised, item)
+				ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], fmt.Sprintf("calls[%d] %s", i, item))
 			}
 			continue
 		}
@@ -260,6 +270,9 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 			return
 		}
 		ro.unrecognised = append(ro.unrecognised, v.item)
+		if chrom != "" {
+			ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], v.item)
+		}
 		return
 	}
 	if tv, ok := k.TrackedVariant(v.rsid); ok {
@@ -359,6 +372,9 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		default:
 			return []int{0, alt}
 		}
+	}
+	if z != engine.Ref && !stated {
+		ro.unstated[v.item] = true
 	}
 	if z != engine.Ref && !stated && !hemi {
 		ro.add(gene, ro.notes, fmt.Sprintf("zygosity of %s not given: assumed heterozygous (at least one copy)", v.item))

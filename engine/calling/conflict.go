@@ -1,0 +1,218 @@
+package calling
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// This file compares a supplied diplotype with the variants, position
+// calls and HGVS items of the same gene (DPYD Reference/Reference beside
+// rs3918290 homozygous). Each item either agrees with the diplotype at its
+// position (used) or disagrees (conflicting: the gene goes to review
+// naming both sources, never to the more reassuring reading). DESIGN.md
+// §3, "Evidence ledger".
+
+// copySuffixRe strips a copy-number bin from an allele name ("*1x≥3",
+// "*2x2"): the copies carry the base allele's bases.
+var copySuffixRe = regexp.MustCompile(`x(≥)?[0-9]+$`)
+
+// alleleCells returns, for a diplotype allele, its base at every defining
+// position (the reference's where the definition leaves the cell blank);
+// nil with ok true for a structural allele (a deletion carries no base),
+// ok false when the definitions do not know the allele.
+func (di *defIndex) alleleCells(name string) ([]string, bool) {
+	find := func(n string) *matchAllele {
+		for ai := range di.alleles {
+			if di.alleles[ai].name == n {
+				return &di.alleles[ai]
+			}
+		}
+		return nil
+	}
+	a := find(name)
+	if a == nil {
+		if base := copySuffixRe.ReplaceAllString(name, ""); base != name {
+			a = find(base)
+		}
+	}
+	if a == nil {
+		return nil, false
+	}
+	for _, d := range di.def.Alleles {
+		if d.Name == a.name && d.Structural {
+			return nil, true
+		}
+	}
+	cells := append([]string(nil), di.refCells...)
+	for _, c := range a.cells {
+		cells[c.i] = c.allele
+	}
+	return cells, true
+}
+
+// diplotypeConflicts compares the supplied diplotype alleles of gene with
+// every observation the request placed on the gene's defining positions.
+// It returns one message per disagreeing item (naming both sources) and
+// the number of items that agree.
+func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *requestObs) (conflicts []string, agreed int) {
+	di := k.idx.defs[gene]
+	if di == nil {
+		return nil, 0
+	}
+	var expected [][]string // per allele; nil for a deletion
+	for _, a := range alleles {
+		cells, ok := di.alleleCells(a)
+		if !ok {
+			if len(ro.items[gene]) > 0 {
+				return []string{fmt.Sprintf("diplotypes.%s %s: allele %s has no %s allele definition, so the %s variants given (%s) cannot be compared with it",
+					gene, given, a, gene, gene, strings.Join(ro.items[gene], ", "))}, 0
+			}
+			return nil, 0
+		}
+		if cells != nil {
+			expected = append(expected, cells)
+		}
+	}
+	judge := func(o *PositionObservation) (ok bool, says string, applies bool) {
+		if o.Chrom != di.def.Chromosome {
+			return true, "", false
+		}
+		i, found := di.posIdx[o.Pos]
+		if !found || di.def.Positions[i].Ignored {
+			return true, "", false
+		}
+		var obs []string
+		for _, g := range o.GT {
+			switch {
+			case g < 0:
+			case g == 0:
+				obs = append(obs, di.refCells[i])
+			case g-1 < len(o.Alts):
+				obs = append(obs, o.Alts[g-1])
+			}
+		}
+		if len(obs) == 0 {
+			return true, "", false // a no-call says nothing
+		}
+		var exp []string
+		for _, cells := range expected {
+			exp = append(exp, cells[i])
+		}
+		says = fmt.Sprintf("%s at %s:%d", strings.Join(exp, "/"), di.def.Chromosome, o.Pos)
+		if len(exp) == 0 {
+			says = fmt.Sprintf("no copy (both alleles deleted) at %s:%d", di.def.Chromosome, o.Pos)
+		}
+		if ro.unstated[o.Source] {
+			// A bare rsID: at least one copy of its alternate allele,
+			// the other copy unknown.
+			for _, b := range obs {
+				if b != di.refCells[i] && !anyMatches(exp, b) {
+					return false, says, true
+				}
+			}
+			return true, says, true
+		}
+		if len(obs) < len(o.GT) {
+			// A half no-call ("./1"): the base stated must be one of the
+			// diplotype's.
+			for _, b := range obs {
+				if !anyMatches(exp, b) {
+					return false, says, true
+				}
+			}
+			return true, says, true
+		}
+		return basesAgree(exp, obs), says, true
+	}
+	describe := func(o *PositionObservation) string {
+		var b []string
+		for _, g := range o.GT {
+			switch {
+			case g < 0:
+				b = append(b, ".")
+			case g == 0:
+				b = append(b, o.Ref)
+			case g-1 < len(o.Alts):
+				b = append(b, o.Alts[g-1])
+			}
+		}
+		if ro.unstated[o.Source] {
+			return "at least one " + strings.Join(o.Alts, ",")
+		}
+		return strings.Join(b, "/")
+	}
+	for oi := range ro.obs {
+		o := &ro.obs[oi]
+		ok, says, applies := judge(o)
+		if !applies {
+			continue
+		}
+		if ok {
+			agreed++
+			continue
+		}
+		conflicts = append(conflicts, fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s says %s; the two sources disagree",
+			gene, given, says, o.Source, describe(o)))
+	}
+	for _, choice := range ro.choices {
+		any, applies := false, false
+		var says string
+		for ci := range choice {
+			ok, s, a := judge(&choice[ci])
+			applies = applies || a
+			any = any || ok
+			says = s
+		}
+		if !applies {
+			continue
+		}
+		if any {
+			agreed++
+			continue
+		}
+		conflicts = append(conflicts, fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s carries an alternate allele; the two sources disagree",
+			gene, given, says, choice[0].Source))
+	}
+	return conflicts, agreed
+}
+
+func anyMatches(cells []string, b string) bool {
+	for _, c := range cells {
+		if cellMatches(c, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// basesAgree reports whether the observed bases at a position are those
+// the diplotype's alleles carry there: the same multiset when both are
+// diploid, else every base of each side is found on the other (a
+// hemizygous call, a deletion allele).
+func basesAgree(exp, obs []string) bool {
+	if len(exp) == 2 && len(obs) == 2 {
+		return (cellMatches(exp[0], obs[0]) && cellMatches(exp[1], obs[1])) ||
+			(cellMatches(exp[0], obs[1]) && cellMatches(exp[1], obs[0]))
+	}
+	if len(exp) == 0 {
+		return false // both copies deleted, yet a base was called
+	}
+	for _, b := range obs {
+		if !anyMatches(exp, b) {
+			return false
+		}
+	}
+	for _, c := range exp {
+		found := false
+		for _, b := range obs {
+			if cellMatches(c, b) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

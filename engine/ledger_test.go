@@ -1,0 +1,395 @@
+package engine_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
+)
+
+// This file is the evidence ledger's property test (DESIGN.md §3,
+// "Evidence ledger" and "Fail-safe, both ways"): over every gene with an
+// allele definition, each kind of evidence fault that hand-entered input
+// can produce is tried, and the answer is never a normal reading, never
+// "no change needed" without a review naming the fault, and never an
+// answer at all when the fault is a wrong build (422). Each fault has its
+// clean twin, which must be called without a review: a review where the
+// evidence decides is a defect too.
+//
+// Fault kinds here (hand-entered input):
+//   - conflict: a diplotype plus a variant of the same gene that
+//     contradicts it;
+//   - unplaceable: a non-reference call/HGVS item on the gene's
+//     chromosome that no definition position takes (a GRCh37 coordinate),
+//     with the gene listed as tested;
+//   - wrong build: an HGVS item on the GRCh37 RefSeq accession, and a call
+//     whose REF is not the GRCh38 base at a definition position (422).
+//
+// Kinds left for the other parts of issue 20 to add as rows of
+// ledgerFaults: low quality (GQ/DP under threshold), non-PASS FILTER,
+// missing AMP tier-1 position, phase across phase sets (VCF and gVCF
+// evidence; AMP tier-1 rule).
+
+// ledgerProbe is one fault and its clean twin for one gene.
+type ledgerProbe struct {
+	kind         string
+	fault, clean engine.Request
+	// says is text the review (or the 422) must contain.
+	says string
+	// refused: the fault must be a 422, not an answer.
+	refused bool
+}
+
+// ledgerSite is a defining SNV position with an rsID where the gene's
+// default allele has the reference base and some allele an alternate one.
+type ledgerSite struct {
+	p   engine.DefinedPosition
+	alt string
+}
+
+func ledgerSiteOf(d *engine.GeneDefinition, defaultAllele string) (ledgerSite, bool) {
+	defCells := map[int]string{}
+	for _, a := range d.Alleles {
+		if a.Name == defaultAllele {
+			for _, c := range a.Cells {
+				defCells[c.Pos] = c.Allele
+			}
+		}
+	}
+	for _, p := range d.Positions {
+		if p.Ignored || p.RsID == "" || len(p.Ref) != 1 {
+			continue
+		}
+		if c, ok := defCells[p.Pos]; ok && c != p.Ref {
+			continue
+		}
+		for _, a := range p.Alts {
+			if len(a) == 1 && strings.Contains("ACGT", a) {
+				return ledgerSite{p, a}, true
+			}
+		}
+	}
+	return ledgerSite{}, false
+}
+
+// grch37Accession is the accession one version below GRCh38's (NCBI
+// GRCh37.p13, GCF_000001405.25), or "" for the mitochondrion (the rCRS
+// accession is the same in both builds).
+func grch37Accession(grch38 string) string {
+	base, v, ok := strings.Cut(grch38, ".")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || strings.HasPrefix(base, "NC_012920") {
+		return ""
+	}
+	return fmt.Sprintf("%s.%d", base, n-1)
+}
+
+// farPosition is a position on the gene's chromosome that no definition
+// uses and no gene's defined span covers (2 Mb off the gene, as a GRCh37
+// coordinate of a GRCh38 gene can be).
+func farPosition(k *evaluate.Engine, d *engine.GeneDefinition) int {
+	for _, off := range []int{-2_000_000, 2_000_000, -5_000_000, 5_000_000} {
+		pos := d.Positions[0].Pos + off
+		if pos <= 0 || k.Caller().IsDefinitionPosition(d.Chromosome, pos) {
+			continue
+		}
+		inside := false
+		for _, g := range k.Caller().DefinitionGenes() {
+			o, _ := k.Caller().Definition(g)
+			if o.Chromosome == d.Chromosome && pos >= o.Positions[0].Pos && pos <= o.Positions[len(o.Positions)-1].Pos {
+				inside = true
+			}
+		}
+		if !inside {
+			return pos
+		}
+	}
+	return 0
+}
+
+func ledgerFaults(t *testing.T, k *evaluate.Engine, gene string) []ledgerProbe {
+	d, _ := k.Caller().Definition(gene)
+	g, _ := k.Gene(gene)
+	def := g.DefaultAllele
+	if def == "" {
+		def = d.Alleles[0].Name
+	}
+	diplotype := def + "/" + def
+	if d.Chromosome == "chrM" {
+		diplotype = def
+	}
+	var out []ledgerProbe
+	if s, ok := ledgerSiteOf(d, def); ok {
+		out = append(out, ledgerProbe{
+			kind: "conflict",
+			fault: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Variants: []string{s.p.RsID + ":" + s.alt},
+				Zygosity: map[string]engine.Zygosity{s.p.RsID: engine.Hom}},
+			clean: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Variants: []string{s.p.RsID},
+				Zygosity: map[string]engine.Zygosity{s.p.RsID: engine.Ref}},
+			says: "conflicting evidence: diplotypes." + gene,
+		}, ledgerProbe{
+			kind: "conflict (call)",
+			fault: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: s.p.Pos, Ref: s.p.Ref, Alt: s.alt, Genotype: "0/1"}}},
+			clean: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: s.p.Pos, Ref: s.p.Ref, Alt: s.alt, Genotype: "0/0"}}},
+			says: "calls[0]",
+		})
+		wrong := map[string]string{"A": "C", "C": "G", "G": "T", "T": "A"}[s.p.Ref]
+		out = append(out, ledgerProbe{
+			kind: "wrong build (call REF)", refused: true,
+			fault: engine.Request{GenesTested: []string{gene}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: s.p.Pos, Ref: wrong, Alt: s.alt, Genotype: "0/1"}}},
+			clean: engine.Request{GenesTested: []string{gene}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: s.p.Pos, Ref: s.p.Ref, Alt: s.alt, Genotype: "0/0"}}},
+			says: "GRCh37",
+		})
+		if acc := grch37Accession(d.RefSeq); acc != "" {
+			out = append(out, ledgerProbe{
+				kind: "wrong build (HGVS accession)", refused: true,
+				fault: engine.Request{GenesTested: []string{gene}, Variants: []string{fmt.Sprintf("%s:g.%d%s>%s", acc, s.p.Pos, s.p.Ref, s.alt)}},
+				clean: engine.Request{GenesTested: []string{gene}, Variants: []string{fmt.Sprintf("%s:g.%d%s>%s", d.RefSeq, s.p.Pos, s.p.Ref, s.alt)},
+					Zygosity: map[string]engine.Zygosity{fmt.Sprintf("%s:g.%d%s>%s", d.RefSeq, s.p.Pos, s.p.Ref, s.alt): engine.Ref}},
+				says: "looks like GRCh37 (" + acc + ")",
+			})
+		}
+	} else {
+		t.Errorf("%s: no defining SNV where the default allele %s is reference, to probe a conflict", gene, def)
+	}
+	if pos := farPosition(k, d); pos > 0 {
+		out = append(out, ledgerProbe{
+			kind: "unplaceable call in a tested gene",
+			fault: engine.Request{GenesTested: []string{gene}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: pos, Ref: "N", Alt: "A", Genotype: "1/1"}}},
+			clean: engine.Request{GenesTested: []string{gene}, Calls: []engine.PositionCall{
+				{Chrom: d.Chromosome, Pos: pos, Ref: "N", Alt: "A", Genotype: "0/0"}}},
+			says: fmt.Sprintf("%s:%d", d.Chromosome, pos),
+		}, ledgerProbe{
+			kind:  "unplaceable call beside a diplotype",
+			fault: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Variants: []string{fmt.Sprintf("%s:g.%dA>G", d.RefSeq, pos)}},
+			clean: engine.Request{Diplotypes: map[string]string{gene: diplotype}},
+			says:  fmt.Sprintf("%s:g.%dA>G", d.RefSeq, pos),
+		})
+	}
+	return out
+}
+
+// TestEvidenceLedgerEveryGene is the property test of issue 20 over every
+// gene with an allele definition.
+func TestEvidenceLedgerEveryGene(t *testing.T) {
+	k := kb(t)
+	drugOf := map[string]string{}
+	for _, r := range k.Recommendations {
+		if len(r.Genes) == 1 && drugOf[r.Genes[0]] == "" {
+			drugOf[r.Genes[0]] = r.Drug
+		}
+	}
+	for _, gene := range k.Caller().DefinitionGenes() {
+		for _, pr := range ledgerFaults(t, k, gene) {
+			drug := drugOf[gene]
+			if drug == "" {
+				drug = "warfarin"
+			}
+			pr.fault.Drug, pr.clean.Drug = drug, drug
+			name := gene + " " + pr.kind
+			t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+				// The clean twin is called, without a review.
+				res, err := k.Evaluate(pr.clean)
+				if err != nil {
+					t.Fatalf("clean: refused: %v", err)
+				}
+				for _, a := range res.Alerts {
+					// CYP2D6 from positions alone is reviewed for copy
+					// number (a rule of its own, not an evidence fault).
+					if a.Gene == gene && strings.Contains(a.Message, "Could not interpret") && !strings.Contains(a.Message, "CYP2D6 copy number") {
+						t.Errorf("clean: review where the evidence decides: %s", a.Message)
+					}
+				}
+				called := false
+				for _, c := range res.Genotype {
+					called = called || (c.Gene == gene && reading(c))
+				}
+				switch {
+				case len(pr.clean.Diplotypes) > 0:
+					// Evidence that agrees with a diplotype leaves its
+					// reading as the diplotype alone gives it (IFNL3 and
+					// CYP4F2 diplotypes have no CPIC phenotype to give).
+					alone, err := k.Evaluate(engine.Request{Drug: pr.clean.Drug, Diplotypes: pr.clean.Diplotypes})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(genotypeOf(alone, gene), genotypeOf(res, gene)); diff != "" {
+						t.Errorf("clean: agreeing evidence changed the diplotype's reading (-alone +with evidence):\n%s", diff)
+					}
+				case !called && gene != "CYP2D6":
+					t.Errorf("clean: %s not called: %+v", gene, res.Genotype)
+				}
+
+				res, err = k.Evaluate(pr.fault)
+				if pr.refused {
+					if err == nil || !strings.Contains(err.Error(), pr.says) {
+						t.Errorf("fault: want a 422 saying %q, got %v (overall %s)", pr.says, err, res.OverallSeverity)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("fault: refused: %v", err)
+				}
+				for _, c := range res.Genotype {
+					if c.Gene == gene && reading(c) {
+						t.Errorf("fault: %s reads %s %q", gene, c.Diplotype, c.Phenotype)
+					}
+				}
+				review := false
+				for _, a := range res.Alerts {
+					if a.Gene != gene {
+						continue
+					}
+					if strings.Contains(a.Message, "Could not interpret") {
+						review = true
+						if !strings.Contains(a.Message, pr.says) {
+							t.Errorf("fault: review does not name %q: %s", pr.says, a.Message)
+						}
+					}
+				}
+				if drugOf[gene] != "" && !review {
+					t.Errorf("fault: no review alert; overall %s, alerts %+v", res.OverallSeverity, res.Alerts)
+				}
+				gt := k.Caller().InterpretGenotype(pr.fault)
+				if gg := gt.Genes[gene]; gg == nil || len(gg.Review) == 0 || !strings.Contains(strings.Join(gg.Review, " "), pr.says) {
+					t.Errorf("fault: gene not in review naming %q: %+v", pr.says, gg)
+				}
+			})
+		}
+	}
+}
+
+// reading reports whether a genotype entry is a reading: a diplotype or
+// phenotype that is not the review or not-callable marker.
+func reading(c engine.GenotypeCall) bool {
+	if strings.HasPrefix(c.Phenotype, "Could not interpret") || c.Phenotype == "Not callable" {
+		return false
+	}
+	return c.Diplotype != "" || c.Phenotype != ""
+}
+
+func genotypeOf(res engine.Result, gene string) []engine.GenotypeCall {
+	var out []engine.GenotypeCall
+	for _, c := range res.Genotype {
+		if c.Gene == gene {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestEvidenceLedgerCases are the issue's named cases, each with the state
+// every input item ends in.
+func TestEvidenceLedgerCases(t *testing.T) {
+	k := kb(t)
+	hom := map[string]engine.Zygosity{"rs3918290": engine.Hom}
+	tests := []struct {
+		name string
+		req  engine.Request
+		// want is the gene's genotype entries; review the text its review
+		// alert must contain ("" for none); refused the text of a 422.
+		want    []engine.GenotypeCall
+		review  string
+		refused string
+	}{
+		{
+			name:   "DPYD Reference/Reference beside *2A homozygous: conflicting",
+			req:    engine.Request{Drug: "capecitabine", Diplotypes: map[string]string{"DPYD": "Reference/Reference"}, Variants: []string{"rs3918290"}, Zygosity: hom},
+			want:   []engine.GenotypeCall{{Gene: "DPYD", Phenotype: "Could not interpret — review"}},
+			review: "conflicting evidence: diplotypes.DPYD Reference/Reference says C/C at chr1:97450058, but rs3918290 says T/T",
+		},
+		{
+			name: "DPYD *2A/*2A beside *2A homozygous: used",
+			req:  engine.Request{Drug: "capecitabine", Diplotypes: map[string]string{"DPYD": "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)"}, Variants: []string{"rs3918290"}, Zygosity: hom},
+			want: []engine.GenotypeCall{{Gene: "DPYD", Diplotype: "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)", Phenotype: "Poor Metabolizer", ActivityScore: "0.0"}},
+		},
+		{
+			name: "CYP2C19 *2/*2 beside rs4244285 reference: conflicting (the reassuring side is not taken either)",
+			req: engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}, Variants: []string{"rs4244285"},
+				Zygosity: map[string]engine.Zygosity{"rs4244285": engine.Ref}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
+			review: "diplotypes.CYP2C19 *2/*2 says A/A at chr10:94781859, but rs4244285 says G/G",
+		},
+		{
+			name: "CYP2C19 *1/*2 beside a bare rs4244285 (at least one copy): used",
+			req:  engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*2"}, Variants: []string{"rs4244285"}},
+			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*2", Phenotype: "Intermediate Metabolizer"}},
+		},
+		{
+			name:   "CYP2C19 *1/*1 beside a bare rs4244285: conflicting",
+			req:    engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*1"}, Variants: []string{"rs4244285"}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
+			review: "rs4244285 says at least one A",
+		},
+		{
+			// rs4244285 (CYP2C19*2) is chr10:96541616 on GRCh37 and
+			// chr10:94781859 on GRCh38 (dbSNP).
+			name: "CYP2C19 *2/*2 at its GRCh37 position with genes_tested: not placeable, review (not 'standard dose')",
+			req: engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"},
+				Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 96541616, Ref: "G", Alt: "A", Genotype: "1/1"}}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
+			review: "calls[0] chr10:96541616:G>A is on chr10, where CYP2C19 lies, but at no position of any allele definition",
+		},
+		{
+			name:    "GRCh37 HGVS accession: refused",
+			req:     engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"NC_000010.10:g.96541616G>A"}},
+			refused: "variants[0]: NC_000010.10:g.96541616G>A: looks like GRCh37 (NC_000010.10)",
+		},
+		{
+			name: "REF not GRCh38 at a definition position: refused",
+			req: engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"},
+				Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 94781859, Ref: "C", Alt: "A", Genotype: "0/1"}}},
+			refused: "calls[0].ref: C does not match the GRCh38 reference G at chr10:94781859 (a position of the CYP2C19 allele definitions): the call may be on GRCh37",
+		},
+		{
+			name:    "HGVS REF not GRCh38 at a definition position: refused",
+			req:     engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"NC_000010.11:g.94781859C>A"}},
+			refused: "variants[0]: NC_000010.11:g.94781859C>A: the reference base C does not match the GRCh38 reference G at chr10:94781859",
+		},
+		{
+			name: "an rsID no definition or panel knows: unrecognised, and the tested gene is still called",
+			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"rs999999999"}},
+			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := k.Evaluate(tt.req)
+			if tt.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refused) {
+					t.Fatalf("want a 422 containing %q, got %v", tt.refused, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			gene := tt.want[0].Gene
+			if diff := cmp.Diff(tt.want, genotypeOf(res, gene)); diff != "" {
+				t.Errorf("genotype (-want +got):\n%s", diff)
+			}
+			var reviews []string
+			for _, a := range res.Alerts {
+				if a.Gene == gene && strings.Contains(a.Message, "Could not interpret") {
+					reviews = append(reviews, a.Message)
+				}
+			}
+			switch {
+			case tt.review == "" && len(reviews) > 0:
+				t.Errorf("review where the evidence decides: %q", reviews)
+			case tt.review != "" && !strings.Contains(strings.Join(reviews, " "), tt.review):
+				t.Errorf("review %q does not say %q", reviews, tt.review)
+			}
+		})
+	}
+}
