@@ -97,3 +97,14 @@ func (k *Caller) wrongBuildCall(c engine.PositionCall) string {
 	}
 	return fmt.Sprintf("%s does not match the GRCh38 reference %s at %s:%d (a position of the %s allele definitions): the call may be on GRCh37 or another build; only GRCh38 coordinates are read", strings.TrimSpace(c.Ref), ref, chrom, c.Pos, gene)
 }
+
+// DefinitionRef returns the GRCh38 reference allele the definitions give
+// at chrom:pos ("chr10" form) and the gene; ok is false when chrom:pos is
+// no definition position.
+func (k *Caller) DefinitionRef(chrom string, pos int) (ref, gene string, ok bool) {
+	return k.definitionRef(chrom, pos)
+}
+
+// RefDisagrees reports whether a stated REF's first base (the base at the
+// position itself) is not the GRCh38 base grch38; N states nothing.
+func RefDisagrees(stated, grch38 string) bool { return refDisagrees(stated, grch38) }

@@ -341,6 +341,9 @@ func (r *run) pass(pass int) (bool, error) {
 		source := fmt.Sprintf("line %d", rec.Line)
 		if pass == 0 {
 			r.noteFilter(rec, normChrom)
+			if err := checkBuild(r.kb.Caller(), rec, normChrom); err != nil {
+				return false, err
+			}
 		}
 		// The group's genotypes are copied into one small array per
 		// record: Call.Alleles share the record's array for every sample
