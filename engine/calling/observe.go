@@ -527,6 +527,19 @@ func mergeGeneCall(gc, other *GeneCall) {
 	gc.NeedsReview = gc.NeedsReview || other.NeedsReview
 }
 
+// KeptBesideReview returns the diplotypes of a call that needs review
+// which are kept beside the review, in /pgx/check and /pgx/vcf alike: the
+// call's diplotypes when it was called and none of them could read as
+// normal (reference-like or without a phenotype); nil otherwise. Such a
+// reading is actionable, so withholding it would leave the more
+// reassuring answer.
+func (k *Caller) KeptBesideReview(gc *GeneCall) []CalledDiplotype {
+	if gc == nil || gc.Status != CallCalled || len(gc.Diplotypes) == 0 || k.anyReferenceLike(gc.Gene, gc.Diplotypes) {
+		return nil
+	}
+	return gc.Diplotypes
+}
+
 // anyReferenceLike reports whether a diplotype reads as the reference would
 // or has no phenotype.
 func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
@@ -571,9 +584,11 @@ func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, 
 	if len(review) > 0 {
 		gg.Review = review
 		// An actionable reading is kept beside the review (the review
-		// alert is added to it); one that could read as normal is not.
-		if gc != nil && gc.Status == CallCalled && len(gc.Diplotypes) > 0 && !k.anyReferenceLike(g.Symbol, gc.Diplotypes) {
-			for _, d := range gc.Diplotypes {
+		// alert is added to it: dropping it would answer with the more
+		// reassuring reading); one that could read as normal is not.
+		// /pgx/vcf shows the same reading (KeptBesideReview).
+		if kept := k.KeptBesideReview(gc); len(kept) > 0 {
+			for _, d := range kept {
 				gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: d.Alleles, Call: d.Call})
 			}
 			gg.Partial = !tested

@@ -186,7 +186,9 @@ type GeneResult struct {
 }
 
 // DiplotypeResult is one diplotype. Phenotype and activity score are given
-// only when the gene is called and needs no review.
+// when the gene is called and needs no review, and beside a review when
+// the reading is actionable (never one that could read as normal), as
+// /pgx/check keeps it (review.go).
 type DiplotypeResult struct {
 	Diplotype      string   `json:"diplotype"`
 	Alleles        []string `json:"alleles"`
@@ -467,6 +469,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 	}
 	for i := range sc.Genes {
 		g := geneResult(&sc.Genes[i])
+		alignWithCheck(r.kb.Caller(), &g, &sc.Genes[i])
 		if g.NeedsReview {
 			s.GenesForReview++
 		} else if g.Status == calling.CallCalled {
