@@ -26,7 +26,8 @@ import (
 //     contradicts it;
 //   - unplaceable: a non-reference call/HGVS item on the gene's
 //     chromosome that no definition position takes (a GRCh37 coordinate),
-//     with the gene listed as tested;
+//     or an rsID no definition or panel row knows, with the gene listed
+//     as tested or given as a diplotype;
 //   - wrong build: an HGVS item on the GRCh37 RefSeq accession, and a call
 //     whose REF is not the GRCh38 base at a definition position (422).
 //
@@ -161,6 +162,17 @@ func ledgerFaults(t *testing.T, k *evaluate.Engine, gene string) []ledgerProbe {
 	} else {
 		t.Errorf("%s: no defining SNV where the default allele %s is reference, to probe a conflict", gene, def)
 	}
+	out = append(out, ledgerProbe{
+		kind:  "unknown rsID in a tested gene",
+		fault: engine.Request{GenesTested: []string{gene}, Variants: []string{"rs999999999"}},
+		clean: engine.Request{GenesTested: []string{gene}},
+		says:  "rs999999999",
+	}, ledgerProbe{
+		kind:  "unknown rsID beside a diplotype",
+		fault: engine.Request{Diplotypes: map[string]string{gene: diplotype}, Variants: []string{"rs999999999"}},
+		clean: engine.Request{Diplotypes: map[string]string{gene: diplotype}},
+		says:  "rs999999999",
+	})
 	if pos := farPosition(k, d); pos > 0 {
 		out = append(out, ledgerProbe{
 			kind: "unplaceable call in a tested gene",
@@ -357,8 +369,14 @@ func TestEvidenceLedgerCases(t *testing.T) {
 			refused: "variants[0]: NC_000010.11:g.94781859C>A: the reference base C does not match the GRCh38 reference G at chr10:94781859",
 		},
 		{
-			name: "an rsID no definition or panel knows: unrecognised, and the tested gene is still called",
-			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"rs999999999"}},
+			name:   "an rsID no definition or panel knows, with genes_tested: not placeable, the tested gene may carry it: review",
+			req:    engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"rs999999999"}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
+			review: "rs999999999 is in no allele definition and on no panel row, so its gene is unknown",
+		},
+		{
+			name: "genes_tested alone: called",
+			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}},
 			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},
 		},
 	}
@@ -391,5 +409,18 @@ func TestEvidenceLedgerCases(t *testing.T) {
 				t.Errorf("review %q does not say %q", reviews, tt.review)
 			}
 		})
+	}
+}
+
+// TestUnknownRsIDNamesNoGene: an rsID nothing knows, with no gene claimed
+// as tested, is listed as unrecognised and makes no gene read anything
+// (neither reference nor review).
+func TestUnknownRsIDNamesNoGene(t *testing.T) {
+	res := check(t, engine.Request{Drug: "clopidogrel", Variants: []string{"rs999999999"}})
+	if diff := cmp.Diff([]string{"rs999999999"}, res.UnrecognisedVariants); diff != "" {
+		t.Errorf("unrecognised (-want +got):\n%s", diff)
+	}
+	if len(res.Genotype) != 0 {
+		t.Errorf("genotype %+v, want none", res.Genotype)
 	}
 }

@@ -446,9 +446,11 @@ func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, 
 // unplacedInTested sends to review every tested gene (listed in
 // genes_tested, or given as a diplotype) on whose chromosome the request
 // reports a non-reference item that no definition position and no gene's
-// span takes: the item may belong to the gene (a GRCh37 coordinate reads
-// as a position outside it), so reading the gene's unreported positions as
-// reference would reassure on evidence that was not used.
+// span takes, and every tested gene when the request names an rsID no
+// definition or panel row knows (its gene is unknown): the item may belong
+// to the gene (a GRCh37 coordinate reads as a position outside it), so
+// reading the gene's unreported positions as reference would reassure on
+// evidence that was not used.
 func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map[string]bool) {
 	claims := map[string]bool{}
 	for g := range tested {
@@ -464,6 +466,9 @@ func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map
 		}
 		for _, item := range ro.unplacedOn[di.def.Chromosome] {
 			ro.add(g, ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
+		}
+		for _, item := range ro.unplacedAnywhere {
+			ro.add(g, ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
 		}
 	}
 }

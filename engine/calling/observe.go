@@ -183,6 +183,10 @@ type requestObs struct {
 	// definition position and no gene's span takes (a call at a GRCh37
 	// position, say): a tested gene on that chromosome goes to review.
 	unplacedOn map[string][]string
+	// unplacedAnywhere are items that name no gene and no chromosome the
+	// engine knows (an rsID no definition or panel row knows): every gene
+	// the request reports as tested goes to review.
+	unplacedAnywhere []string
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
@@ -272,6 +276,8 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 		ro.unrecognised = append(ro.unrecognised, v.item)
 		if chrom != "" {
 			ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], v.item)
+		} else {
+			ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
 		}
 		return
 	}
@@ -285,6 +291,7 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 		return
 	}
 	ro.unrecognised = append(ro.unrecognised, v.item)
+	ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
 }
 
 // hgvsLoci finds the definition position of a genomic HGVS item.
