@@ -424,3 +424,22 @@ func TestUnknownRsIDNamesNoGene(t *testing.T) {
 		t.Errorf("genotype %+v, want none", res.Genotype)
 	}
 }
+
+// FuzzDiplotypeBesideEvidence feeds a diplotype together with a call and
+// a variants item of any form (the conflict check of conflict.go and the
+// wrong-build checks of build.go): an accepted request evaluates, and a
+// gene under review never reads as a result.
+func FuzzDiplotypeBesideEvidence(f *testing.F) {
+	f.Add("DPYD", "Reference/Reference", "chr1", 97450058, "C", "T", "1/1", "rs3918290")
+	f.Add("CYP2C19", "*1/*2", "chr10", 94781859, "G", "A", "0/1", "NC_000010.10:g.96541616G>A")
+	f.Add("CYP2D6", "*1/*5", "chr22", 42130692, "G", "A", "1", "rs3892097:T")
+	f.Add("CYP2D6", "*1x3/*4", "chr22", 42126611, "C", "G", "./1", "rs1065852")
+	f.Add("G6PD", "B (reference)", "chrX", 154532082, "G", "A", "1", "NC_000023.11:g.154532082G>A")
+	f.Add("MT-RNR1", "Reference", "chrM", 1555, "A", "G", "1", "rs267606617")
+	k := kb(f)
+	f.Fuzz(func(t *testing.T, gene, diplotype, chrom string, pos int, ref, alt, gt, item string) {
+		req := engine.Request{Drug: "fluorouracil", Diplotypes: map[string]string{gene: diplotype},
+			Calls: []engine.PositionCall{{Chrom: chrom, Pos: pos, Ref: ref, Alt: alt, Genotype: gt}}, Variants: []string{item}}
+		checkAnswer(t, k, req)
+	})
+}
