@@ -125,23 +125,7 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 		}
 		return basesAgree(exp, obs), says, true
 	}
-	describe := func(o *PositionObservation) string {
-		var b []string
-		for _, g := range o.GT {
-			switch {
-			case g < 0:
-				b = append(b, ".")
-			case g == 0:
-				b = append(b, o.Ref)
-			case g-1 < len(o.Alts):
-				b = append(b, o.Alts[g-1])
-			}
-		}
-		if ro.unstated[o.Source] {
-			return "at least one " + strings.Join(o.Alts, ",")
-		}
-		return strings.Join(b, "/")
-	}
+	describe := func(o *PositionObservation) string { return describeObs(ro, o) }
 	for oi := range ro.obs {
 		o := &ro.obs[oi]
 		ok, says, applies := judge(o)
@@ -215,4 +199,128 @@ func basesAgree(exp, obs []string) bool {
 		}
 	}
 	return true
+}
+
+// positionConflicts sends to review every gene at whose definition
+// position two input items (an rsID, an HGVS item, a call) state different
+// genotypes: rs4244285 "ref" beside NC_000010.11:g.94781859G>A "hom" is a
+// conflict, never the first item's (or the more reassuring) reading. A
+// bare rsID states at least one copy of its alternate allele; items whose
+// REF is written differently (an indel in two representations) are not
+// compared.
+func (k *Caller) positionConflicts(ro *requestObs) {
+	type key struct {
+		chrom string
+		pos   int
+	}
+	at := map[key][]int{}
+	var order []key
+	for i := range ro.obs {
+		kk := key{ro.obs[i].Chrom, ro.obs[i].Pos}
+		if at[kk] == nil {
+			order = append(order, kk)
+		}
+		at[kk] = append(at[kk], i)
+	}
+	for _, kk := range order {
+		idx := at[kk]
+		for a := 0; a < len(idx); a++ {
+			for b := a + 1; b < len(idx); b++ {
+				x, y := &ro.obs[idx[a]], &ro.obs[idx[b]]
+				if x.Source == y.Source || !strings.EqualFold(x.Ref, y.Ref) || k.sameGenotype(ro, x, y) {
+					continue
+				}
+				msg := fmt.Sprintf("conflicting evidence at %s:%d: %s says %s, but %s says %s; the two sources disagree",
+					kk.chrom, kk.pos, x.Source, describeObs(ro, x), y.Source, describeObs(ro, y))
+				for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
+					ro.add(di.def.Gene, ro.review, msg)
+				}
+			}
+		}
+	}
+}
+
+// obsBases returns the bases an observation states (REF as "REF"), and
+// whether its other copy is unknown (a bare rsID: at least one copy).
+func obsBases(ro *requestObs, o *PositionObservation) (bases []string, atLeast bool) {
+	for _, g := range o.GT {
+		switch {
+		case g < 0:
+			atLeast = true
+		case g == 0:
+			bases = append(bases, "REF")
+		case g-1 < len(o.Alts):
+			bases = append(bases, strings.ToUpper(o.Alts[g-1]))
+		}
+	}
+	if ro.unstated[o.Source] {
+		var alts []string
+		for _, b := range bases {
+			if b != "REF" {
+				alts = append(alts, b)
+			}
+		}
+		return alts, true
+	}
+	return bases, atLeast
+}
+
+// sameGenotype reports whether two observations at one position can be
+// the same genotype.
+func (k *Caller) sameGenotype(ro *requestObs, x, y *PositionObservation) bool {
+	bx, px := obsBases(ro, x)
+	by, py := obsBases(ro, y)
+	if len(bx) == 0 && px || len(by) == 0 && py {
+		return true // a no-call states nothing
+	}
+	contains := func(all, part []string) bool {
+		left := append([]string(nil), all...)
+		for _, p := range part {
+			found := false
+			for i, a := range left {
+				if a == p {
+					left = append(left[:i], left[i+1:]...)
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case !px && !py:
+		if len(bx) != len(by) {
+			// A haploid and a diploid statement: the same bases.
+			return contains(bx, by) && contains(by, bx) || contains(append(bx, bx...), by) && contains(append(by, by...), bx)
+		}
+		return contains(bx, by)
+	case px && !py:
+		return contains(by, bx)
+	case !px && py:
+		return contains(bx, by)
+	default:
+		return true // two partial statements: no contradiction can be proved
+	}
+}
+
+// describeObs writes what an observation states, for a conflict message.
+func describeObs(ro *requestObs, o *PositionObservation) string {
+	var b []string
+	for _, g := range o.GT {
+		switch {
+		case g < 0:
+			b = append(b, ".")
+		case g == 0:
+			b = append(b, o.Ref)
+		case g-1 < len(o.Alts):
+			b = append(b, o.Alts[g-1])
+		}
+	}
+	if ro.unstated[o.Source] {
+		return "at least one " + strings.Join(o.Alts, ",")
+	}
+	return strings.Join(b, "/")
 }

@@ -251,6 +251,7 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 		}
 		ro.obs = append(ro.obs, o)
 	}
+	k.positionConflicts(ro)
 	sort.Strings(ro.unrecognised)
 	return ro
 }
