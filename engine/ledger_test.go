@@ -479,3 +479,38 @@ func FuzzDiplotypeBesideEvidence(f *testing.F) {
 		checkAnswer(t, k, req)
 	})
 }
+
+// TestCYP2D6DiplotypeBesideVariant: a CYP2D6 diplotype with a deletion
+// (*5), a copy number or a tandem arrangement is compared with a variant
+// at rs3892097 (*4) copy by copy: a hemizygous *4 reads homozygous.
+func TestCYP2D6DiplotypeBesideVariant(t *testing.T) {
+	k := kb(t)
+	tests := []struct {
+		diplotype string
+		zygosity  engine.Zygosity
+		conflict  bool
+	}{
+		{"*4/*5", engine.Hom, false},
+		{"*4/*5", engine.Het, true},
+		{"*1/*5", engine.Hom, true},
+		{"*5/*5", engine.Het, true},
+		{"*1x3/*4", engine.Het, false},
+		{"*1x3/*4", engine.Hom, true},
+		{"*36+*10/*4", engine.Het, false},
+		{"*36+*10/*4", engine.Hom, true},
+		{"*4/*4", engine.Hom, false},
+		{"*4/*4", engine.Het, true},
+	}
+	for _, tt := range tests {
+		req := engine.Request{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": tt.diplotype},
+			Variants: []string{"rs3892097"}, Zygosity: map[string]engine.Zygosity{"rs3892097": tt.zygosity}}
+		gg := k.Caller().InterpretGenotype(req).Genes["CYP2D6"]
+		got := gg != nil && strings.Contains(strings.Join(gg.Review, " "), "conflicting evidence: diplotypes.CYP2D6")
+		if got != tt.conflict {
+			t.Errorf("%s + rs3892097 %s: conflict %v, want %v (%+v)", tt.diplotype, tt.zygosity, got, tt.conflict, gg)
+		}
+		if !tt.conflict && (gg == nil || len(gg.Review) > 0 || len(gg.Diplotypes) != 1) {
+			t.Errorf("%s + rs3892097 %s: want the diplotype's reading without review, got %+v", tt.diplotype, tt.zygosity, gg)
+		}
+	}
+}

@@ -13,6 +13,11 @@ import (
 // naming both sources, never to the more reassuring reading). DESIGN.md
 // §3, "Evidence ledger".
 
+// deletionAllele names the alleles that are a deletion of the whole gene:
+// they carry no base at any position. CYP2D6*5 ("*5 deletion",
+// data/pgx/SOURCES.md; PharmCAT's CYP2D6 definitions exclude it).
+var deletionAllele = map[string]map[string]bool{"CYP2D6": {"*5": true}}
+
 // copySuffixRe strips a copy-number bin from an allele name ("*1x≥3",
 // "*2x2"): the copies carry the base allele's bases.
 var copySuffixRe = regexp.MustCompile(`x(≥)?[0-9]+$`)
@@ -60,9 +65,26 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 	if di == nil {
 		return nil, 0
 	}
-	var expected [][]string // per allele; nil for a deletion
+	var expected [][]string // per gene copy the diplotype names
 	for _, a := range alleles {
-		cells, ok := di.alleleCells(a)
+		var cells [][]string
+		ok := true
+		// A tandem arrangement ("*36 + *10") carries each part's bases on
+		// one chromosome.
+		for _, part := range strings.Split(a, " + ") {
+			part = strings.TrimSpace(part)
+			if deletionAllele[gene][part] {
+				continue
+			}
+			c, found := di.alleleCells(part)
+			if !found {
+				ok = false
+				break
+			}
+			if c != nil {
+				cells = append(cells, c)
+			}
+		}
 		if !ok {
 			if len(ro.items[gene]) > 0 {
 				return []string{fmt.Sprintf("diplotypes.%s %s: allele %s has no %s allele definition, so the %s variants given (%s) cannot be compared with it",
@@ -70,9 +92,9 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 			}
 			return nil, 0
 		}
-		if cells != nil {
-			expected = append(expected, cells)
-		}
+		// A deletion adds no copy and a tandem two: basesAgree then
+		// compares the bases as sets.
+		expected = append(expected, cells...)
 	}
 	judge := func(o *PositionObservation) (ok bool, says string, applies bool) {
 		if o.Chrom != di.def.Chromosome {
