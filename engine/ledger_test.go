@@ -411,6 +411,11 @@ func TestEvidenceLedgerCases(t *testing.T) {
 			review: "rs999999999 is in no allele definition and on no panel row, so its gene is unknown",
 		},
 		{
+			name: "an HGVS item on a chromosome no tested gene is on: unrecognised, the tested gene is called",
+			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"NC_000003.12:g.1000A>G"}},
+			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},
+		},
+		{
 			name: "genes_tested alone: called",
 			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}},
 			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},

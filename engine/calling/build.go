@@ -2,6 +2,7 @@ package calling
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -108,3 +109,26 @@ func (k *Caller) DefinitionRef(chrom string, pos int) (ref, gene string, ok bool
 // RefDisagrees reports whether a stated REF's first base (the base at the
 // position itself) is not the GRCh38 base grch38; N states nothing.
 func RefDisagrees(stated, grch38 string) bool { return refDisagrees(stated, grch38) }
+
+// accessionChrom returns the chromosome a RefSeq chromosome accession
+// names (NC_000001 to NC_000022, NC_000023 X, NC_000024 Y, NC_012920 the
+// mitochondrion), whatever its version, or "".
+func accessionChrom(acc string) string {
+	base, _, _ := strings.Cut(acc, ".")
+	if base == "NC_012920" {
+		return "chrM"
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(base, "NC_0000"))
+	if !strings.HasPrefix(base, "NC_0000") || len(base) != 9 || err != nil {
+		return ""
+	}
+	switch {
+	case n >= 1 && n <= 22:
+		return "chr" + strconv.Itoa(n)
+	case n == 23:
+		return "chrX"
+	case n == 24:
+		return "chrY"
+	}
+	return ""
+}

@@ -183,9 +183,9 @@ type requestObs struct {
 	// definition position and no gene's span takes (a call at a GRCh37
 	// position, say): a tested gene on that chromosome goes to review.
 	unplacedOn map[string][]string
-	// unplacedAnywhere are items that name no gene and no chromosome the
-	// engine knows (an rsID no definition or panel row knows): every gene
-	// the request reports as tested goes to review.
+	// unplacedAnywhere are items that name no gene and no chromosome (an
+	// rsID no definition or panel row knows): every gene the request
+	// reports as tested goes to review.
 	unplacedAnywhere []string
 }
 
@@ -269,6 +269,9 @@ func allRef(gt []int) bool {
 func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 	if v.rsid == "" {
 		chrom := k.idx.refSeqChrom[v.chrom]
+		if chrom == "" {
+			chrom = accessionChrom(v.chrom)
+		}
 		if g := k.geneSpanning(chrom, v.pos); g != "" {
 			ro.add(g, ro.review, fmt.Sprintf("%s is inside %s but at no position of its allele definitions", v.item, g))
 			ro.add(g, ro.items, v.item)
