@@ -305,6 +305,8 @@ func TestOpenAPIRealResponses(t *testing.T) {
 				`"calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"},{"chrom":"chr10","pos":94761900,"ref":"C","alt":"T","genotype":"./."}]}`), status: 200},
 		{name: "check 422 calls and one allele", method: "POST", path: "/pgx/check", ct: "application/json",
 			body: json(`{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*17"},"calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/3"}]}`), status: 422},
+		{name: "check 422 GRCh37", method: "POST", path: "/pgx/check", ct: "application/json",
+			body: json(`{"drug":"clopidogrel","variants":["NC_000010.10:g.96541616G>A"],"calls":[{"chrom":"chr10","pos":94781859,"ref":"C","alt":"A","genotype":"0/1"}]}`), status: 422},
 		{name: "check 422 no drug", method: "POST", path: "/pgx/check", ct: "application/json", body: json(`{"variants":["rs4244285"]}`), status: 422},
 		{name: "check 400", method: "POST", path: "/pgx/check", ct: "application/json", body: json(`{"drug":"clopidogrel","dose":75}`), status: 400},
 		{name: "check 415", method: "POST", path: "/pgx/check", ct: "text/plain", body: json(`{"drug":"clopidogrel"}`), status: 415},

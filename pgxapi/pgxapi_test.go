@@ -295,6 +295,10 @@ func TestCheckRejects(t *testing.T) {
 			body:       `{"drug":"clopidogrel","calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"},{"chrom":"chrQ","pos":0,"ref":"G","alt":"A","genotype":"0/2"}]}`,
 			wantStatus: 422, wantParams: []string{"calls[1].chrom", "calls[1].genotype", "calls[1].pos"}},
 		{name: "bad HGVS", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["NC_000010.11:g.94781859delG"]}`, wantStatus: 422, wantParams: []string{"variants[0]"}},
+		{name: "GRCh37 HGVS accession", contentType: "application/json", body: `{"drug":"clopidogrel","genes_tested":["CYP2C19"],"variants":["NC_000010.10:g.96541616G>A"]}`, wantStatus: 422, wantParams: []string{"variants[0]"}},
+		{name: "call REF not GRCh38 at a definition position", contentType: "application/json",
+			body:       `{"drug":"clopidogrel","genes_tested":["CYP2C19"],"calls":[{"chrom":"chr10","pos":94781859,"ref":"C","alt":"A","genotype":"0/1"}]}`,
+			wantStatus: 422, wantParams: []string{"calls[0].ref"}},
 		{name: "bad zygosity", contentType: "application/json", body: `{"drug":"clopidogrel","variants":["rs4244285:A"],"zygosity":{"rs4244285":"twice"}}`, wantStatus: 422, wantParams: []string{"zygosity.rs4244285"}},
 		{name: "GET check", method: http.MethodGet, wantStatus: 405, wantAllow: "POST"},
 	}

@@ -323,6 +323,9 @@ func TestVCFRefusals(t *testing.T) {
 	}{
 		{"GRCh37 reference", pgxapi.Config{}, []formPart{vcfFile("a.vcf", hg19)}, 422, httpx.TypeInvalidVCF,
 			[]httpx.Param{{Name: "file", Reason: `line 2: ##reference: "file:///ref/hg19.fa" names GRCh37/hg19: only GRCh38 is read`}}},
+		{"REF of another build at a definition position, no build header", pgxapi.Config{},
+			[]formPart{vcfFile("a.vcf", []byte("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\nchr10\t94781859\trs4244285\tC\tA\t.\tPASS\t.\tGT\t0/1\n"))}, 422, httpx.TypeInvalidVCF,
+			[]httpx.Param{{Name: "file", Reason: "line 3: REF: C at chr10:94781859 is not the GRCh38 reference G (a position of the CYP2C19 allele definitions): the file looks like another genome build (GRCh37?); only GRCh38 is read"}}},
 		{"unsorted", pgxapi.Config{}, []formPart{vcfFile("a.vcf", unsorted)}, 422, httpx.TypeInvalidVCF,
 			[]httpx.Param{{Name: "file", Reason: "line 4: POS: the file is not sorted: chr10:94781858 comes after chr10:94781859"}}},
 		{"not a VCF", pgxapi.Config{}, []formPart{vcfFile("a.csv", []byte("drug,variants\n"))}, 422, httpx.TypeInvalidVCF,

@@ -108,6 +108,16 @@ func (k *Caller) Validate(req engine.Request) error {
 		seen[strings.ToLower(spec.item)] = true
 		if spec.rsid != "" {
 			seen[spec.rsid] = true
+			continue
+		}
+		if why := k.accessionBuild(spec.chrom); why != "" {
+			bad(fmt.Sprintf("variants[%d]", i), "%s: %s", spec.item, why)
+			continue
+		}
+		if chrom, ok := k.idx.refSeqChrom[spec.chrom]; ok {
+			if ref, gene, ok := k.definitionRef(chrom, spec.pos); ok && refDisagrees(spec.ref, ref) {
+				bad(fmt.Sprintf("variants[%d]", i), "%s: the reference base %s does not match the GRCh38 reference %s at %s:%d (a position of the %s allele definitions): the item may be on GRCh37 or another build; only GRCh38 coordinates are read", spec.item, spec.ref, ref, chrom, spec.pos, gene)
+			}
 		}
 	}
 	for key, z := range req.Zygosity {
@@ -126,9 +136,15 @@ func (k *Caller) Validate(req engine.Request) error {
 		if i >= maxCalls {
 			break
 		}
-		for _, problem := range validateCall(c) {
+		problems := validateCall(c)
+		for _, problem := range problems {
 			field, reason, _ := strings.Cut(problem, ": ")
 			bad(fmt.Sprintf("calls[%d].%s", i, field), "%s", reason)
+		}
+		if len(problems) == 0 {
+			if why := k.wrongBuildCall(c); why != "" {
+				bad(fmt.Sprintf("calls[%d].ref", i), "%s", why)
+			}
 		}
 	}
 	for gene, d := range req.Diplotypes {
@@ -301,6 +317,7 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	// Every variants item, position call and tested gene goes through the
 	// allele matcher (observe.go, match.go).
 	ro := k.observationsFor(req, male)
+	k.unplacedInTested(ro, req, tested)
 	gt.Unrecognised = append(gt.Unrecognised, ro.unrecognised...)
 	gt.Warnings = append(gt.Warnings, ro.warnings...)
 	genes := map[string]bool{}
@@ -330,10 +347,7 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		var gg *GeneGenotype
 		if d, ok := req.Diplotypes[symbol]; ok {
 			gg = k.fromDiplotype(g, d, hemi)
-			if len(ro.items[symbol]) > 0 {
-				gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
-					"%s diplotype %s was supplied; the %s variants given were not used to re-call it", symbol, d, symbol))
-			}
+			k.checkDiplotype(g, gg, d, ro)
 		} else if hasDef {
 			gg = k.fromCall(g, calls[symbol], ro, tested[symbol] && assume[symbol], sexKnown)
 		} else if tested[symbol] {
@@ -398,6 +412,68 @@ func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map
 		}
 	}
 	return calls, assume
+}
+
+// checkDiplotype compares a supplied diplotype with the other evidence the
+// request gives for its gene: the variants, calls and HGVS items placed on
+// its positions (conflict.go) and the items that could not be placed in it
+// (a diplotype says the gene was tested). Any disagreement or unplaced
+// item sends the gene to review naming both sources; agreeing items are
+// used and said so.
+func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, ro *requestObs) {
+	symbol := gg.Gene
+	p, _ := k.parseDiplotypeNotes(g, given) // validated
+	gg.Variants = ro.items[symbol]
+	review := append([]string(nil), ro.review[symbol]...)
+	// The alleles as read, whether or not they have a phenotype (IFNL3
+	// and CYP4F2 alleles have none, yet say which bases are there).
+	alleles := p.alleles
+	if len(gg.Diplotypes) == 1 {
+		alleles = gg.Diplotypes[0].Alleles
+	}
+	conflicts, agreed := k.diplotypeConflicts(symbol, given, alleles, ro)
+	review = append(review, conflicts...)
+	gg.Assumptions = append(gg.Assumptions, ro.notes[symbol]...)
+	if len(review) > 0 {
+		gg.Review = review
+		gg.Diplotypes = nil
+		gg.Uncallable = "could not interpret — review: " + strings.Join(review, "; ")
+		return
+	}
+	if agreed > 0 {
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+			"%s diplotype %s was supplied; the %s evidence also given (%s) agrees with it at the positions it covers", symbol, given, symbol, strings.Join(ro.items[symbol], ", ")))
+	}
+}
+
+// unplacedInTested sends to review every tested gene (listed in
+// genes_tested, or given as a diplotype) on whose chromosome the request
+// reports a non-reference item that no definition position and no gene's
+// span takes, and every tested gene when the request names an rsID no
+// definition or panel row knows (its gene is unknown): the item may belong
+// to the gene (a GRCh37 coordinate reads as a position outside it), so
+// reading the gene's unreported positions as reference would reassure on
+// evidence that was not used.
+func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map[string]bool) {
+	claims := map[string]bool{}
+	for g := range tested {
+		claims[g] = true
+	}
+	for g := range req.Diplotypes {
+		claims[g] = true
+	}
+	for g := range claims {
+		di := k.idx.defs[g]
+		if di == nil {
+			continue
+		}
+		for _, item := range ro.unplacedOn[di.def.Chromosome] {
+			ro.add(g, ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
+		}
+		for _, item := range ro.unplacedAnywhere {
+			ro.add(g, ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
+		}
+	}
 }
 
 func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {

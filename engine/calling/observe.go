@@ -176,6 +176,17 @@ type requestObs struct {
 	// unplaced items: unknown ids, tracked variants without definitions.
 	unrecognised []string
 	warnings     []string
+	// unstated are the items read as heterozygous because no zygosity
+	// was given (at least one copy).
+	unstated map[string]bool
+	// unplacedOn are the non-reference items on a chromosome that no
+	// definition position and no gene's span takes (a call at a GRCh37
+	// position, say): a tested gene on that chromosome goes to review.
+	unplacedOn map[string][]string
+	// unplacedAnywhere are items that name no gene and no chromosome (an
+	// rsID no definition or panel row knows): every gene the request
+	// reports as tested goes to review.
+	unplacedAnywhere []string
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
@@ -187,7 +198,8 @@ func (r *requestObs) add(gene string, m map[string][]string, s string) {
 // observationsFor builds position observations from the request's rsIDs,
 // HGVS items and position calls. req has passed Validate.
 func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
-	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{}}
+	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{},
+		unstated: map[string]bool{}, unplacedOn: map[string][]string{}}
 	zyg := map[string]engine.Zygosity{}
 	for key, z := range req.Zygosity {
 		zyg[strings.ToLower(strings.TrimSpace(key))] = z
@@ -228,7 +240,9 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 				ro.add(g, ro.review, fmt.Sprintf("calls[%d] %s:%d %s>%s is inside %s but at no position of its allele definitions", i, chrom, c.Pos, c.Ref, c.Alt, g))
 				ro.add(g, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
 			} else if !allRef(gt) {
-				ro.unrecognised = append(ro.unrecognised, fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt))
+				item := fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt)
+				ro.unrecognised = append(ro.unrecognised, item)
+				ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], fmt.Sprintf("calls[%d] %s", i, item))
 			}
 			continue
 		}
@@ -237,6 +251,7 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 		}
 		ro.obs = append(ro.obs, o)
 	}
+	k.positionConflicts(ro)
 	sort.Strings(ro.unrecognised)
 	return ro
 }
@@ -254,12 +269,20 @@ func allRef(gt []int) bool {
 func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 	if v.rsid == "" {
 		chrom := k.idx.refSeqChrom[v.chrom]
+		if chrom == "" {
+			chrom = accessionChrom(v.chrom)
+		}
 		if g := k.geneSpanning(chrom, v.pos); g != "" {
 			ro.add(g, ro.review, fmt.Sprintf("%s is inside %s but at no position of its allele definitions", v.item, g))
 			ro.add(g, ro.items, v.item)
 			return
 		}
 		ro.unrecognised = append(ro.unrecognised, v.item)
+		if chrom != "" {
+			ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], v.item)
+		} else {
+			ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
+		}
 		return
 	}
 	if tv, ok := k.TrackedVariant(v.rsid); ok {
@@ -272,6 +295,7 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 		return
 	}
 	ro.unrecognised = append(ro.unrecognised, v.item)
+	ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
 }
 
 // hgvsLoci finds the definition position of a genomic HGVS item.
@@ -359,6 +383,9 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		default:
 			return []int{0, alt}
 		}
+	}
+	if z != engine.Ref && !stated {
+		ro.unstated[v.item] = true
 	}
 	if z != engine.Ref && !stated && !hemi {
 		ro.add(gene, ro.notes, fmt.Sprintf("zygosity of %s not given: assumed heterozygous (at least one copy)", v.item))
@@ -511,6 +538,19 @@ func mergeGeneCall(gc, other *GeneCall) {
 	gc.NeedsReview = gc.NeedsReview || other.NeedsReview
 }
 
+// KeptBesideReview returns the diplotypes of a call that needs review
+// which are kept beside the review, in /pgx/check and /pgx/vcf alike: the
+// call's diplotypes when it was called and none of them could read as
+// normal (reference-like or without a phenotype); nil otherwise. Such a
+// reading is actionable, so withholding it would leave the more
+// reassuring answer.
+func (k *Caller) KeptBesideReview(gc *GeneCall) []CalledDiplotype {
+	if gc == nil || gc.Status != CallCalled || len(gc.Diplotypes) == 0 || k.anyReferenceLike(gc.Gene, gc.Diplotypes) {
+		return nil
+	}
+	return gc.Diplotypes
+}
+
 // anyReferenceLike reports whether a diplotype reads as the reference would
 // or has no phenotype.
 func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
@@ -558,9 +598,11 @@ func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, 
 	if len(review) > 0 {
 		gg.Review = review
 		// An actionable reading is kept beside the review (the review
-		// alert is added to it); one that could read as normal is not.
-		if gc != nil && gc.Status == CallCalled && len(gc.Diplotypes) > 0 && !k.anyReferenceLike(g.Symbol, gc.Diplotypes) {
-			for _, d := range gc.Diplotypes {
+		// alert is added to it: dropping it would answer with the more
+		// reassuring reading); one that could read as normal is not.
+		// /pgx/vcf shows the same reading (KeptBesideReview).
+		if kept := k.KeptBesideReview(gc); len(kept) > 0 {
+			for _, d := range kept {
 				gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: d.Alleles, Call: d.Call})
 			}
 			gg.Partial = !tested

@@ -199,7 +199,9 @@ type GeneResult struct {
 }
 
 // DiplotypeResult is one diplotype. Phenotype and activity score are given
-// only when the gene is called and needs no review.
+// when the gene is called and needs no review, and beside a review when
+// the reading is actionable (never one that could read as normal), as
+// /pgx/check keeps it (review.go).
 type DiplotypeResult struct {
 	Diplotype      string   `json:"diplotype"`
 	Alleles        []string `json:"alleles"`
@@ -357,6 +359,9 @@ func (r *run) pass(pass int) (bool, error) {
 		}
 		if pass == 0 {
 			r.noteFilter(rec, normChrom)
+			if err := checkBuild(r.kb.Caller(), rec, normChrom); err != nil {
+				return false, err
+			}
 		}
 		// The group's genotypes are copied into one small array per
 		// record: Call.Alleles share the record's array for every sample
@@ -487,6 +492,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 	}
 	for i := range sc.Genes {
 		g := geneResult(&sc.Genes[i])
+		alignWithCheck(r.kb.Caller(), &g, &sc.Genes[i])
 		if g.NeedsReview {
 			s.GenesForReview++
 		} else if g.Status == calling.CallCalled {
