@@ -67,6 +67,11 @@ type Options struct {
 	// Wire maps a check's result to the value encoded in the sample's
 	// JSON (the REST wire form, pgxapi.WireResult). Required with Drugs.
 	Wire func(engine.Result) any
+	// Index, when set, reads only the pharmacogene spans (Regions) of a
+	// BGZF file through its tabix index, provided the Opener's file can
+	// seek (region.go); otherwise, or when the file is not BGZF, the file
+	// is streamed whole and Stats.IndexNote says why.
+	Index *vcf.Index
 }
 
 // Progress reports how far a Run is.
@@ -138,6 +143,11 @@ type Stats struct {
 	// Warnings are about the file as a whole (they are also in every
 	// sample's result).
 	Warnings []string
+	// ReadByRegion is true when the file was read through Options.Index;
+	// Records then counts only the records in the regions read.
+	// IndexNote says why an index given was not used.
+	ReadByRegion bool
+	IndexNote    string
 }
 
 // SampleResult is the answer for one sample, as JSON.
@@ -231,6 +241,7 @@ type run struct {
 	chunk    int
 	filterW  []string
 	filterN  int
+	regions  []vcf.Region // read by region (region.go)
 }
 
 // Run calls the genes of the requested samples, handing them over in
@@ -291,7 +302,7 @@ func (r *run) pass(pass int) (bool, error) {
 		used++
 		return true
 	}
-	rd, err := vcf.NewReader(cr, vcf.Options{
+	rd, err := r.newReader(f, cr, vcf.Options{
 		MaxLineBytes: r.opt.MaxLineBytes,
 		MaxBytes:     r.opt.MaxBytes,
 		Keep:         keep,
@@ -338,7 +349,7 @@ func (r *run) pass(pass int) (bool, error) {
 		if rec.Chrom != normPrev {
 			normPrev, normChrom = rec.Chrom, vcf.NormChrom(rec.Chrom)
 		}
-		source := fmt.Sprintf("line %d", rec.Line)
+		source := recordSource(rec)
 		if pass == 0 {
 			r.noteFilter(rec, normChrom)
 		}
@@ -425,7 +436,7 @@ func (r *run) noteFilter(rec vcf.Record, chrom string) {
 	}
 	r.filterN++
 	if len(r.filterW) < maxFilterWarnings {
-		r.filterW = append(r.filterW, fmt.Sprintf("line %d (%s:%d)", rec.Line, chrom, rec.Pos)+" FILTER "+strings.Join(rec.Filter, ";"))
+		r.filterW = append(r.filterW, fmt.Sprintf("%s (%s:%d)", recordSource(rec), chrom, rec.Pos)+" FILTER "+strings.Join(rec.Filter, ";"))
 	}
 }
 
