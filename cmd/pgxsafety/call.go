@@ -20,7 +20,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson]
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--index FILE.tbi]
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -32,7 +32,9 @@ samples). A file the service would refuse (wrong build, bad header,
 unsorted, over-long line, bad genotype) is refused naming the line, exit
 status 1. No audit entry is written: an offline answer never leaves this
 machine through the service. Progress goes to stderr: a bar when it is a
-terminal, a line every few seconds otherwise.`
+terminal, a line every few seconds otherwise. A bgzip file with its tabix
+index (FILE.tbi beside it, or --index) is read by region: only the
+pharmacogene spans, with the same answers.`
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("call", stderr, callSynopsis)
@@ -43,6 +45,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
 		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
+		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix index (default FILE.tbi when it is beside the file)")
 	)
 	name, err := parseOneFile(fs, args, "call", "VCF", format)
 	if err != nil {
@@ -99,9 +102,29 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if samples == nil {
 		opts.Samples = nil
 	}
+	idx, err := callIndex(name, path, *index, stderr)
+	if err != nil {
+		abort()
+		return err
+	}
+	var waitHash func() (hash.Hash, error)
+	if idx != nil {
+		// Read by region: the opened file must seek, and the hash is taken
+		// over the whole file beside the reading.
+		opts.Index = idx
+		waitHash = hashFile(path)
+		open = func() (io.ReadCloser, error) { return os.Open(path) }
+	}
 	w.begin()
 	stats, err := vcfcall.Run(ctx, kb, open, opts, w.samples)
 	prog.done()
+	if waitHash != nil {
+		h, herr := waitHash()
+		if err == nil && herr != nil {
+			err = herr
+		}
+		sum = h
+	}
 	if err != nil {
 		abort()
 		return callError(name, err)
@@ -247,5 +270,11 @@ func (p *callProgress) summary(st vcfcall.Stats) {
 		elapsed.Round(time.Millisecond), rate)
 	for _, w := range st.Warnings {
 		fmt.Fprintf(p.w, "  warning: %s\n", w)
+	}
+	switch {
+	case st.ReadByRegion:
+		fmt.Fprintf(p.w, "  read by region through the index: only the pharmacogene spans\n")
+	case st.IndexNote != "":
+		fmt.Fprintf(p.w, "  warning: %s\n", st.IndexNote)
 	}
 }
