@@ -217,7 +217,7 @@ func spanOf(line []byte) (span, error) {
 // 16 kb tiles ("unexpected alignment length"), which every long gVCF
 // block does. This follows htslib's hts_idx_push: a record goes into the
 // bin of its span (reg2bin, min_shift 14, depth 5), consecutive chunks of a
-// bin merge, and every 16 kb tile the span touches gets the smallest
+// bin merge (as do chunks meeting in one BGZF block), and every 16 kb tile the span touches gets the smallest
 // record offset seen there.
 type tbiWriter struct {
 	refs []tbiRef
@@ -235,7 +235,9 @@ func (w *tbiWriter) add(s span, c bgzf.Chunk) {
 	ref := &w.refs[s.id]
 	b := reg2bin(s.start, s.end)
 	cs := ref.bins[b]
-	if n := len(cs); n > 0 && voff(cs[n-1].End) == voff(c.Begin) {
+	// As htslib's hts_idx_finish: a chunk that starts in the BGZF block
+	// where the bin's last chunk ends is merged with it.
+	if n := len(cs); n > 0 && cs[n-1].End.File >= c.Begin.File {
 		cs[n-1].End = c.End
 	} else {
 		ref.bins[b] = append(cs, c)
