@@ -8,7 +8,11 @@
 // Memory stays flat: one line is held at a time, and records the caller does
 // not want (Options.Keep) are skipped before their sample columns are read.
 //
-// The package is pure: standard library only.
+// A BGZF file with its tabix index can be read by region (ReadIndex,
+// NewRegionReader), with github.com/biogo/hts's bgzf and tabix packages.
+//
+// The package is pure: the standard library and biogo/hts's pure-Go BGZF
+// and index packages.
 package vcf
 
 import (
