@@ -20,7 +20,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--index FILE.tbi]
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--index FILE.tbi|.csi]
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -33,7 +33,7 @@ unsorted, over-long line, bad genotype) is refused naming the line, exit
 status 1. No audit entry is written: an offline answer never leaves this
 machine through the service. Progress goes to stderr: a bar when it is a
 terminal, a line every few seconds otherwise. A bgzip file with its tabix
-index (FILE.tbi beside it, or --index) is read by region: only the
+or CSI index (FILE.tbi or FILE.csi beside it, or --index) is read by region: only the
 pharmacogene spans, with the same answers.`
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,7 +45,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
 		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
-		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix index (default FILE.tbi when it is beside the file)")
+		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
 	)
 	name, err := parseOneFile(fs, args, "call", "VCF", format)
 	if err != nil {

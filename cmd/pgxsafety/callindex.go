@@ -11,10 +11,10 @@ import (
 )
 
 // callIndex finds the index to read a VCF by region with: --index PATH
-// (an unreadable one is an error: it was asked for), else FILE.tbi beside
-// the file. A .tbi beside the file that cannot be read or is older than the
-// file, or a .csi (not read yet), is named on stderr and the file is read
-// whole: the answers are the same either way, only slower.
+// (an unreadable one is an error: it was asked for), else FILE.tbi or
+// FILE.csi beside the file. An index beside the file that cannot be read
+// or is older than the file is named on stderr and the file is read whole:
+// the answers are the same either way, only slower.
 func callIndex(name, path, flagPath string, stderr io.Writer) (*vcf.Index, error) {
 	if flagPath != "" {
 		idx, err := readIndexFile(flagPath)
@@ -26,24 +26,23 @@ func callIndex(name, path, flagPath string, stderr io.Writer) (*vcf.Index, error
 	if name == "-" {
 		return nil, nil
 	}
-	tbi := path + ".tbi"
-	fi, err := os.Stat(tbi)
-	if err != nil {
-		if _, err := os.Stat(path + ".csi"); err == nil {
-			fmt.Fprintf(stderr, "call: warning: %s.csi is not read (CSI indexes are not supported yet); the file is read whole\n", name)
+	for _, ext := range []string{".tbi", ".csi"} {
+		fi, err := os.Stat(path + ext)
+		if err != nil {
+			continue
 		}
-		return nil, nil
+		if st, err := os.Stat(path); err == nil && fi.ModTime().Before(st.ModTime()) {
+			fmt.Fprintf(stderr, "call: warning: %s%s is older than the file; the file is read whole\n", name, ext)
+			return nil, nil
+		}
+		idx, err := readIndexFile(path + ext)
+		if err != nil {
+			fmt.Fprintf(stderr, "call: warning: %s%s: %v; the file is read whole\n", name, ext, err)
+			return nil, nil
+		}
+		return idx, nil
 	}
-	if st, err := os.Stat(path); err == nil && fi.ModTime().Before(st.ModTime()) {
-		fmt.Fprintf(stderr, "call: warning: %s.tbi is older than the file; the file is read whole\n", name)
-		return nil, nil
-	}
-	idx, err := readIndexFile(tbi)
-	if err != nil {
-		fmt.Fprintf(stderr, "call: warning: %s.tbi: %v; the file is read whole\n", name, err)
-		return nil, nil
-	}
-	return idx, nil
+	return nil, nil
 }
 
 func readIndexFile(path string) (*vcf.Index, error) {

@@ -37,7 +37,7 @@ func TestCallByRegion(t *testing.T) {
 	path := filepath.Join(dir, "NA12878.g.vcf.gz")
 	gz, _ := os.Create(path)
 	ix, _ := os.Create(path + ".tbi")
-	if _, err := vcftest.Write(gz, ix, zr, vcftest.Tabix, gzip.DefaultCompression); err != nil {
+	if _, err := vcftest.Write(gz, ix, zr, gzip.DefaultCompression); err != nil {
 		t.Fatal(err)
 	}
 	gz.Close()
@@ -92,5 +92,23 @@ func TestCallByRegion(t *testing.T) {
 	}
 	if _, stderr, err := runArgs(t, "call", path, "--index", path+".tbi"); err == nil || !strings.Contains(err.Error(), "--index") {
 		t.Errorf("--index corrupt: %v\n%s", err, stderr)
+	}
+}
+
+// TestCallByRegionCSI: htslib's .csi beside the file is used.
+func TestCallByRegionCSI(t *testing.T) {
+	dir := t.TempDir()
+	for _, ext := range []string{"", ".csi"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "engine", "vcf", "testdata", "htslib", "blocks.g.vcf.gz"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "blocks.g.vcf.gz"+ext), b, 0o644)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(dir, "blocks.g.vcf.gz"), old, old)
+	_, stderr, err := runArgs(t, "call", filepath.Join(dir, "blocks.g.vcf.gz"), "--out", filepath.Join(dir, "o.json"))
+	if err != nil || !strings.Contains(stderr, "read by region through the index") {
+		t.Errorf("%v\n%s", err, stderr)
 	}
 }

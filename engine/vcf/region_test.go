@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,10 +52,10 @@ type indexed struct {
 	gz, index []byte
 }
 
-func makeIndexed(t testing.TB, text, kind string) indexed {
+func makeIndexed(t testing.TB, text string) indexed {
 	t.Helper()
 	var gz, idx bytes.Buffer
-	if _, err := vcftest.Write(&gz, &idx, strings.NewReader(text), kind, gzip.DefaultCompression); err != nil {
+	if _, err := vcftest.Write(&gz, &idx, strings.NewReader(text), gzip.DefaultCompression); err != nil {
 		t.Fatal(err)
 	}
 	return indexed{text: text, gz: gz.Bytes(), index: idx.Bytes()}
@@ -112,13 +114,31 @@ func TestRegionReadEqualsFilteredWholeRead(t *testing.T) {
 			regions []vcf.Region
 		}{fmt.Sprintf("random %d", i), []vcf.Region{{contigs[rng.IntN(3)], s, s + rng.IntN(2000)}}})
 	}
-	for _, kind := range []string{vcftest.Tabix} {
-		ix := makeIndexed(t, text, kind)
+	hts, err := os.ReadFile(filepath.Join("testdata", "htslib", "blocks.g.vcf.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	htsTBI, err := os.ReadFile(filepath.Join("testdata", "htslib", "blocks.g.vcf.gz.tbi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	htsCSI, err := os.ReadFile(filepath.Join("testdata", "htslib", "blocks.g.vcf.gz.csi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"vcftest-tbi", "htslib-tbi", "htslib-csi"} {
+		ix, wantKind := makeIndexed(t, text), "tabix"
+		switch kind {
+		case "htslib-tbi":
+			ix = indexed{gz: hts, index: htsTBI}
+		case "htslib-csi":
+			ix, wantKind = indexed{gz: hts, index: htsCSI}, "csi"
+		}
 		idx, err := vcf.ReadIndex(bytes.NewReader(ix.index), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if idx.Kind != map[string]string{vcftest.Tabix: "tabix", vcftest.CSI: "csi"}[kind] {
+		if idx.Kind != wantKind {
 			t.Fatalf("kind %q", idx.Kind)
 		}
 		for _, tc := range cases {
@@ -152,7 +172,7 @@ func TestRegionReadEqualsFilteredWholeRead(t *testing.T) {
 func TestRegionReadRefusals(t *testing.T) {
 	header := "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n"
 	bad := header + "chr1\t100\t.\tA\tG\t.\t.\t.\tGT\t0/1\nchr1\t200\t.\tAX\tG\t.\t.\t.\tGT\t0/1\n"
-	ix := makeIndexed(t, bad, vcftest.Tabix)
+	ix := makeIndexed(t, bad)
 	idx, err := vcf.ReadIndex(bytes.NewReader(ix.index), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +194,7 @@ func TestRegionReadRefusals(t *testing.T) {
 	}
 
 	// Header refusals keep their line numbers.
-	hb := makeIndexed(t, "##fileformat=VCFv4.2\n##reference=hg19\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\nchr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\n", vcftest.Tabix)
+	hb := makeIndexed(t, "##fileformat=VCFv4.2\n##reference=hg19\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\nchr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\n")
 	hidx, _ := vcf.ReadIndex(bytes.NewReader(hb.index), 0)
 	if _, err := vcf.NewRegionReader(bytes.NewReader(hb.gz), hidx, []vcf.Region{{"chr1", 1, 5}}, vcf.Options{}); err == nil || !strings.HasPrefix(err.Error(), "line 2: ##reference:") {
 		t.Errorf("header refusal: %v", err)
@@ -193,24 +213,26 @@ func TestRegionReadRefusals(t *testing.T) {
 // TestReadIndexRefusals: corrupt, truncated or foreign indexes are errors
 // wrapping ErrIndex.
 func TestReadIndexRefusals(t *testing.T) {
-	ix := makeIndexed(t, synthGVCF(2, []string{"chr1", "chr2"}, 200), vcftest.Tabix)
+	ix := makeIndexed(t, synthGVCF(2, []string{"chr1", "chr2"}, 200))
 	zr, _ := gzip.NewReader(bytes.NewReader(ix.index))
 	raw, _ := io.ReadAll(zr)
-	cs := makeIndexed(t, synthGVCF(2, []string{"chr1", "chr2"}, 200), vcftest.CSI)
-	zr, _ = gzip.NewReader(bytes.NewReader(cs.index))
+	csiFile, err := os.ReadFile(filepath.Join("testdata", "htslib", "blocks.g.vcf.gz.csi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, _ = gzip.NewReader(bytes.NewReader(csiFile))
 	rawCSI, _ := io.ReadAll(zr)
 	for name, data := range map[string][]byte{
-		"empty":              nil,
-		"not an index":       []byte("hello, world"),
-		"BAM index":          []byte("BAI\x01\x00\x00\x00\x00"),
-		"truncated tabix":    raw[:len(raw)/2],
-		"truncated csi":      rawCSI[:len(rawCSI)/2],
-		"truncated gzip":     ix.index[:len(ix.index)/2],
-		"huge ref count":     append([]byte("TBI\x01\xff\xff\xff\x7f"), raw[8:]...),
-		"negative ref":       append([]byte("TBI\x01\xff\xff\xff\xff"), raw[8:]...),
-		"tabix of a BED":     append([]byte("TBI\x01\x02\x00\x00\x00\x00\x00\x00\x00"), raw[12:]...),
-		"csi without names":  []byte("CSI\x01\x0e\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00"),
-		"csi (not read yet)": rawCSI,
+		"empty":             nil,
+		"not an index":      []byte("hello, world"),
+		"BAM index":         []byte("BAI\x01\x00\x00\x00\x00"),
+		"truncated tabix":   raw[:len(raw)/2],
+		"truncated csi":     rawCSI[:len(rawCSI)/2],
+		"truncated gzip":    ix.index[:len(ix.index)/2],
+		"huge ref count":    append([]byte("TBI\x01\xff\xff\xff\x7f"), raw[8:]...),
+		"negative ref":      append([]byte("TBI\x01\xff\xff\xff\xff"), raw[8:]...),
+		"tabix of a BED":    append([]byte("TBI\x01\x02\x00\x00\x00\x00\x00\x00\x00"), raw[12:]...),
+		"csi without names": []byte("CSI\x01\x0e\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00"),
 	} {
 		if _, err := vcf.ReadIndex(bytes.NewReader(data), 0); !errors.Is(err, vcf.ErrIndex) {
 			t.Errorf("%s: got %v, want an error wrapping ErrIndex", name, err)
@@ -218,6 +240,9 @@ func TestReadIndexRefusals(t *testing.T) {
 	}
 	if _, err := vcf.ReadIndex(bytes.NewReader(raw), 0); err != nil {
 		t.Errorf("uncompressed tabix: %v", err)
+	}
+	if _, err := vcf.ReadIndex(bytes.NewReader(rawCSI), 0); err != nil {
+		t.Errorf("uncompressed csi: %v", err)
 	}
 	if _, err := vcf.ReadIndex(bytes.NewReader(ix.index), 100); !errors.Is(err, vcf.ErrIndex) {
 		t.Errorf("size limit: %v", err)
@@ -235,9 +260,9 @@ func TestMergeRegions(t *testing.T) {
 // FuzzReadIndex: no input makes the index reader panic or allocate beyond
 // its input; whatever it accepts can be queried.
 func FuzzReadIndex(f *testing.F) {
-	for _, kind := range []string{vcftest.Tabix, vcftest.CSI} {
-		ix := makeIndexed(f, synthGVCF(5, []string{"chr1", "chr10"}, 100), kind)
-		zr, _ := gzip.NewReader(bytes.NewReader(ix.index))
+	ix := makeIndexed(f, synthGVCF(5, []string{"chr1", "chr10"}, 100))
+	for _, data := range [][]byte{ix.index, mustRead(f, "blocks.g.vcf.gz.tbi"), mustRead(f, "blocks.g.vcf.gz.csi")} {
+		zr, _ := gzip.NewReader(bytes.NewReader(data))
 		raw, _ := io.ReadAll(zr)
 		f.Add(raw)
 	}
@@ -257,7 +282,7 @@ func FuzzReadIndex(f *testing.F) {
 // FuzzRegionRead: a damaged BGZF file read through a good index is refused
 // or read, never a panic or a hang.
 func FuzzRegionRead(f *testing.F) {
-	ix := makeIndexed(f, synthGVCF(9, []string{"chr1", "chr2"}, 400), vcftest.Tabix)
+	ix := makeIndexed(f, synthGVCF(9, []string{"chr1", "chr2"}, 400))
 	idx, err := vcf.ReadIndex(bytes.NewReader(ix.index), 0)
 	if err != nil {
 		f.Fatal(err)
@@ -282,4 +307,13 @@ func FuzzRegionRead(f *testing.F) {
 		}
 		t.Fatal("no end after 100000 records")
 	})
+}
+
+func mustRead(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "htslib", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

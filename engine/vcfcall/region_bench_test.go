@@ -98,7 +98,7 @@ func syntheticGenome(b *testing.B, dir string) (path string, idx *vcf.Index, st 
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeSyntheticGenome(pw, lines)) }()
-	st, err = vcftest.Write(gz, ix, pr, vcftest.Tabix, gzip.DefaultCompression)
+	st, err = vcftest.Write(gz, ix, pr, gzip.DefaultCompression)
 	if err != nil {
 		b.Fatal(err)
 	}

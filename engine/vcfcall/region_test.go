@@ -39,7 +39,7 @@ func bgzipWithIndex(t testing.TB, src []byte) (gz []byte, idx *vcf.Index) {
 		text = zr
 	}
 	var out, ix bytes.Buffer
-	if _, err := vcftest.Write(&out, &ix, text, vcftest.Tabix, gzip.DefaultCompression); err != nil {
+	if _, err := vcftest.Write(&out, &ix, text, gzip.DefaultCompression); err != nil {
 		t.Fatal(err)
 	}
 	idx, err := vcf.ReadIndex(&ix, 0)

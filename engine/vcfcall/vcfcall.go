@@ -68,7 +68,7 @@ type Options struct {
 	// JSON (the REST wire form, pgxapi.WireResult). Required with Drugs.
 	Wire func(engine.Result) any
 	// Index, when set, reads only the pharmacogene spans (Regions) of a
-	// BGZF file through its tabix index, provided the Opener's file can
+	// BGZF file through its tabix or CSI index, provided the Opener's file can
 	// seek (region.go); otherwise, or when the file is not BGZF, the file
 	// is streamed whole and Stats.IndexNote says why.
 	Index *vcf.Index
