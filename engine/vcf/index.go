@@ -183,7 +183,9 @@ func checkIndex(data []byte) ([]string, string, error) {
 		version := data[3]
 		w.take(4)
 		minShift, depth := w.i32(), w.i32()
-		if w.err == nil && (minShift < 1 || minShift > 32 || depth < 1 || depth > 10 || minShift+3*depth > 62) {
+		// htslib writes min_shift 14 (bcftools and tabix -m change it;
+		// below 10 a query of a whole contig would list millions of bins).
+		if w.err == nil && (minShift < 10 || minShift > 32 || depth < 1 || depth > 10 || minShift+3*depth > 62) {
 			return nil, "", fmt.Errorf("the CSI index has an unusable shape (min_shift %d, depth %d)", minShift, depth)
 		}
 		lAux := w.count("auxiliary byte", 1)
