@@ -20,7 +20,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N]
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi]
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -36,7 +36,9 @@ terminal, a line every few seconds otherwise. A genotype (or a gVCF
 reference block) whose GQ or depth is below --min-gq / --min-dp is a
 no-call at the positions it covers, named in the gene's notes (defaults:
 PGXSAFETY_VCF_MIN_GQ and PGXSAFETY_VCF_MIN_DP, else 20 and 10; 0: no
-threshold).`
+threshold). A bgzip file with its tabix or CSI index (FILE.tbi or FILE.csi
+beside it, or --index) is read by region: only the pharmacogene spans, with
+the same answers.`
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("call", stderr, callSynopsis)
@@ -53,6 +55,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 		minGQ   = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
 		minDP   = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
+		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
 	)
 	name, err := parseOneFile(fs, args, "call", "VCF", format)
 	if err != nil {
@@ -113,9 +116,29 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if samples == nil {
 		opts.Samples = nil
 	}
+	idx, err := callIndex(name, path, *index, stderr)
+	if err != nil {
+		abort()
+		return err
+	}
+	var waitHash func() (hash.Hash, error)
+	if idx != nil {
+		// Read by region: the opened file must seek, and the hash is taken
+		// over the whole file beside the reading.
+		opts.Index = idx
+		waitHash = hashFile(path)
+		open = func() (io.ReadCloser, error) { return os.Open(path) }
+	}
 	w.begin()
 	stats, err := vcfcall.Run(ctx, kb, open, opts, w.samples)
 	prog.done()
+	if waitHash != nil {
+		h, herr := waitHash()
+		if err == nil && herr != nil {
+			err = herr
+		}
+		sum = h
+	}
 	if err != nil {
 		abort()
 		return callError(name, err)
@@ -261,5 +284,11 @@ func (p *callProgress) summary(st vcfcall.Stats) {
 		elapsed.Round(time.Millisecond), rate)
 	for _, w := range st.Warnings {
 		fmt.Fprintf(p.w, "  warning: %s\n", w)
+	}
+	switch {
+	case st.ReadByRegion:
+		fmt.Fprintf(p.w, "  read by region through the index: only the pharmacogene spans\n")
+	case st.IndexNote != "":
+		fmt.Fprintf(p.w, "  warning: %s\n", st.IndexNote)
 	}
 }

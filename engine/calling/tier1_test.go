@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/calling"
-	"github.com/pgxsafety/pgxsafety/knowledge"
 )
 
 // callGene calls one gene of obs.

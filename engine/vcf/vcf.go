@@ -8,7 +8,11 @@
 // Memory stays flat: one line is held at a time, and records the caller does
 // not want (Options.Keep) are skipped before their sample columns are read.
 //
-// The package is pure: standard library only.
+// A BGZF file with its tabix index can be read by region (ReadIndex,
+// NewRegionReader), with github.com/biogo/hts's bgzf and tabix packages.
+//
+// The package is pure: the standard library and biogo/hts's pure-Go BGZF
+// and index packages.
 package vcf
 
 import (
@@ -57,7 +61,11 @@ type Options struct {
 
 // Record is one VCF data line.
 type Record struct {
-	Line  int    // 1-based line number in the (decompressed) file
+	// Line is the 1-based line number in the (decompressed) file; 0 in an
+	// indexed read (NewRegionReader), where it is not known without
+	// decompressing everything before the record. Where describes the
+	// record in both cases.
+	Line  int
 	Chrom string // as written ("chr10" or "10"); NormChrom gives "chr10"
 	Pos   int    // 1-based
 	// End is the last reference position the record covers: INFO/END when
@@ -103,13 +111,22 @@ type Number struct {
 // ParseError is a refusal of the input, naming the line (1-based, in the
 // decompressed file; 0 when no line applies), the field and the reason.
 type ParseError struct {
-	Line   int
+	Line int
+	// At says where the refusal is when the line number is not known: in
+	// an indexed read (NewRegionReader) a record's line number in the
+	// decompressed file is not known, so At names the region read and the
+	// last position reached, and Line is 0.
+	At     string
 	Field  string
 	Reason string
 }
 
-// Error formats the refusal as "line N: FIELD: reason".
+// Error formats the refusal as "line N: FIELD: reason", or "AT: FIELD:
+// reason" when At is set.
 func (e *ParseError) Error() string {
+	if e.At != "" {
+		return fmt.Sprintf("%s: %s: %s", e.At, e.Field, e.Reason)
+	}
 	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Reason)
 }
 
@@ -131,6 +148,8 @@ type Reader struct {
 	selected []int    // indexes into all of the selected samples
 	names    []string // names of the selected samples
 	pick     []bool   // pick[i]: sample column i is selected
+
+	reg *regionRead // set by NewRegionReader
 
 	curChrom  string // raw contig of the previous record
 	normChrom string // NormChrom(curChrom)
@@ -230,6 +249,9 @@ func (r *Reader) readLine() error {
 			}
 			return nil
 		default:
+			if r.reg != nil {
+				return r.chunkError(err)
+			}
 			if r.gz {
 				return r.gzipError(err)
 			}
@@ -327,6 +349,9 @@ func (r *Reader) Next() (Record, error) {
 	}
 	rec, err := r.next()
 	if err != nil {
+		if r.reg != nil {
+			err = r.reg.locate(r, err)
+		}
 		r.err = err
 	}
 	return rec, err
@@ -335,6 +360,15 @@ func (r *Reader) Next() (Record, error) {
 func (r *Reader) next() (Record, error) {
 	for {
 		if err := r.readLine(); err != nil {
+			if r.reg != nil && errors.Is(err, io.EOF) {
+				more, err := r.reg.advance(r)
+				if err != nil {
+					return Record{}, err
+				}
+				if more {
+					continue
+				}
+			}
 			return Record{}, err
 		}
 		if len(r.line) == 0 {
@@ -360,8 +394,14 @@ func (r *Reader) next() (Record, error) {
 		if err := r.order(chrom, pos); err != nil {
 			return Record{}, err
 		}
-		if r.opt.Keep != nil && !r.opt.Keep(r.normChrom, pos, spanEnd(pos, rest)) {
-			continue
+		if r.reg != nil || r.opt.Keep != nil {
+			end := spanEnd(pos, rest)
+			if r.reg != nil && !r.reg.overlaps(r.normChrom, pos, end) {
+				continue
+			}
+			if r.opt.Keep != nil && !r.opt.Keep(r.normChrom, pos, end) {
+				continue
+			}
 		}
 		return r.record(r.curChrom, pos, string(rest))
 	}
@@ -442,6 +482,9 @@ func (r *Reader) order(chrom []byte, pos int) error {
 // record parses the columns after POS.
 func (r *Reader) record(chrom string, pos int, rest string) (Record, error) {
 	rec := Record{Line: r.lineNo, Chrom: chrom, Pos: pos}
+	if r.reg != nil {
+		rec.Line = 0
+	}
 	var cols [7]string // ID REF ALT QUAL FILTER INFO FORMAT
 	n := 0
 	more := true // a tab follows the last column cut

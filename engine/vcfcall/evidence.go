@@ -47,6 +47,7 @@ const (
 // group's calls copied out of the reader's buffers.
 type keptRecord struct {
 	line     int
+	source   string // "line 12", or "record chr10:94781859" in a region read
 	pos, end int
 	ref      string
 	alts     []string
@@ -128,7 +129,16 @@ func (sr *siteRecords) observations(j int, th thresholds) []calling.PositionObse
 	return out
 }
 
-func lineSource(kr *keptRecord) string { return fmt.Sprintf("line %d", kr.line) }
+func lineSource(kr *keptRecord) string { return kr.source }
+
+// lineNumber is the record's line for a list of lines, or its source when
+// the line is not known (a region read through an index).
+func lineNumber(kr *keptRecord) string {
+	if kr.line > 0 {
+		return strconv.Itoa(kr.line)
+	}
+	return kr.source
+}
 
 // siteObservations is the evidence of sample j at site s (see the top of
 // the file).
@@ -165,7 +175,7 @@ func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th th
 	case len(over) > 1:
 		var lines []string
 		for _, kr := range over {
-			lines = append(lines, strconv.Itoa(kr.line))
+			lines = append(lines, lineNumber(kr))
 		}
 		return []calling.PositionObservation{{Chrom: s.Chrom, Pos: s.Pos, Ref: s.Ref, Source: "lines " + strings.Join(lines, ", "),
 			Withheld: "several variants overlap the definition's REF " + s.Ref + ": " + describe(s, over), WithheldVariant: true}}
@@ -180,7 +190,7 @@ func siteObservations(s calling.DefinitionSite, recs []*keptRecord, j int, th th
 func describe(s calling.DefinitionSite, recs []*keptRecord) string {
 	var what []string
 	for _, kr := range recs {
-		what = append(what, fmt.Sprintf("%s:%d %s>%s (line %d)", s.Chrom, kr.pos, kr.ref, strings.Join(kr.alts, ","), kr.line))
+		what = append(what, fmt.Sprintf("%s:%d %s>%s (%s)", s.Chrom, kr.pos, kr.ref, strings.Join(kr.alts, ","), kr.source))
 	}
 	return strings.Join(what, "; ")
 }
@@ -373,7 +383,7 @@ func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, t
 			continue
 		}
 		used = append(used, kr)
-		lines = append(lines, strconv.Itoa(kr.line))
+		lines = append(lines, lineNumber(kr))
 		if len(c.Alleles) == 0 || slices.Contains(c.Alleles, -1) {
 			if !carriesAlt(c.Alleles) {
 				nocall = true

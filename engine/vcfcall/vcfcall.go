@@ -74,6 +74,12 @@ type Options struct {
 	// (DefaultMinGQ, DefaultMinDP); a negative value turns the threshold
 	// off. A genotype without the field is not judged on it.
 	MinGQ, MinDP int
+
+	// Index, when set, reads only the pharmacogene spans (Regions) of a
+	// BGZF file through its tabix or CSI index, provided the Opener's file can
+	// seek (region.go); otherwise, or when the file is not BGZF, the file
+	// is streamed whole and Stats.IndexNote says why.
+	Index *vcf.Index
 }
 
 // Progress reports how far a Run is.
@@ -145,6 +151,11 @@ type Stats struct {
 	// Warnings are about the file as a whole (they are also in every
 	// sample's result).
 	Warnings []string
+	// ReadByRegion is true when the file was read through Options.Index;
+	// Records then counts only the records in the regions read.
+	// IndexNote says why an index given was not used.
+	ReadByRegion bool
+	IndexNote    string
 }
 
 // SampleResult is the answer for one sample, as JSON.
@@ -249,6 +260,7 @@ type run struct {
 	chunk    int
 	filterW  []string
 	filterN  int
+	regions  []vcf.Region // read by region (region.go)
 }
 
 // Run calls the genes of the requested samples, handing them over in
@@ -310,7 +322,7 @@ func (r *run) pass(pass int) (bool, error) {
 		used++
 		return true
 	}
-	rd, err := vcf.NewReader(cr, vcf.Options{
+	rd, err := r.newReader(f, cr, vcf.Options{
 		MaxLineBytes: r.opt.MaxLineBytes,
 		MaxBytes:     r.opt.MaxBytes,
 		Keep:         keep,
@@ -373,7 +385,7 @@ func (r *run) pass(pass int) (bool, error) {
 			n += len(c.Alleles)
 		}
 		gts := make([]int, 0, n)
-		kr := &keptRecord{line: rec.Line, pos: rec.Pos, end: rec.End, ref: rec.Ref, alts: rec.Alts, filter: rec.Filter,
+		kr := &keptRecord{line: rec.Line, source: recordSource(rec), pos: rec.Pos, end: rec.End, ref: rec.Ref, alts: rec.Alts, filter: rec.Filter,
 			block: isBlock(&rec), calls: make([]vcf.Call, len(group))}
 		for j, c := range group {
 			if c.Alleles != nil {
@@ -453,7 +465,7 @@ func (r *run) noteFilter(rec vcf.Record, chrom string) {
 	}
 	r.filterN++
 	if len(r.filterW) < maxFilterWarnings {
-		r.filterW = append(r.filterW, fmt.Sprintf("line %d (%s:%d)", rec.Line, chrom, rec.Pos)+" FILTER "+strings.Join(rec.Filter, ";"))
+		r.filterW = append(r.filterW, fmt.Sprintf("%s (%s:%d)", recordSource(rec), chrom, rec.Pos)+" FILTER "+strings.Join(rec.Filter, ";"))
 	}
 }
 
