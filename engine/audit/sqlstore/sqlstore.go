@@ -181,11 +181,15 @@ var postgresDialect = dialect{
 	// A transaction-scoped advisory lock serialises appenders and purges
 	// of every replica; readers (verify, export) do not take it. Unlike
 	// LOCK TABLE ... EXCLUSIVE it needs no UPDATE or DELETE privilege, so
-	// the service role keeps INSERT and SELECT only.
-	lockForWrite: `SELECT pg_advisory_xact_lock(7262731205140330)`,
+	// the service role keeps INSERT and SELECT only. The key is fixed per
+	// schema (an arbitrary constant mixed with the schema's name): the
+	// writers of one log share it, and logs in other schemas of the same
+	// database (the tests' fresh schemas, several deployments) do not wait
+	// for each other.
+	lockForWrite: `SELECT pg_advisory_xact_lock(7262731205140330 # hashtext(coalesce(current_schema(), ''))::bigint)`,
 	// A transaction-scoped advisory lock serialises the migrations of
-	// replicas starting at the same time. The key is arbitrary and fixed.
-	lockForMigrate: `SELECT pg_advisory_xact_lock(7262731205140329)`,
+	// replicas starting at the same time, per schema as above.
+	lockForMigrate: `SELECT pg_advisory_xact_lock(7262731205140329 # hashtext(coalesce(current_schema(), ''))::bigint)`,
 	dbNow:          `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
 }
 
