@@ -26,6 +26,14 @@ type GeneDefinition struct {
 	// UnphasedPriorities pick one diplotype among equally scored unphased
 	// candidates (NAT2).
 	UnphasedPriorities []PriorityRule
+	// Tier1Alleles and Tier1Positions are the AMP tier-1 alleles (the ones
+	// a clinical assay must test) and their defining positions, from
+	// PharmCAT's exemptions.json (amp1Alleles, amp1Positions). A gene
+	// whose tier-1 positions all have evidence is called with the alleles
+	// at uncalled positions named as untested; a gene without the lists
+	// reads as review when it is reference-like with positions missing.
+	Tier1Alleles   []string
+	Tier1Positions []int
 	// UndocumentedAsReference is true for toxicity genes, where a base no
 	// definition uses is read as reference (with a warning).
 	UndocumentedAsReference bool

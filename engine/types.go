@@ -111,6 +111,10 @@ type GenotypeCall struct {
 	Diplotype     string
 	Phenotype     string
 	ActivityScore string
+	// UntestedAlleles are the alleles the call could not assess (defined
+	// at positions that were not called; the gene's AMP tier-1 positions
+	// were all called).
+	UntestedAlleles []string
 }
 
 // Guideline names a guideline and where to read it.

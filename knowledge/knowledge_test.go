@@ -342,6 +342,8 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	kb.Variants[2].SourceIDs = nil
 	kb.HLAAlleles[0].AFCentralSouthAsian = ptr(-0.1)
 	kb.Sources = append(kb.Sources, kb.Sources[0])
+	kb.Definitions[0].Tier1Positions = append(append([]int(nil), kb.Definitions[0].Tier1Positions...), 1)
+	kb.Definitions[0].Tier1Alleles = append(append([]string(nil), kb.Definitions[0].Tier1Alleles...), "*nosuch")
 	got := map[string]bool{}
 	for _, p := range Validate(b) {
 		got[p.File+" "+p.Field] = true
@@ -354,6 +356,8 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		"variants.json source_ids",
 		"hla.json af_central_south_asian",
 		"sources.json id",
+		"definitions.json tier1_positions",
+		"definitions.json tier1_alleles",
 	}
 	for _, w := range want {
 		if !got[w] {
@@ -420,6 +424,28 @@ func TestPharmCATDefinitions(t *testing.T) {
 		if d.DataVersion != "2025-11-05-00-25" || len(d.Positions) == 0 || len(d.Alleles) < 2 {
 			t.Errorf("%s: version %s, %d positions, %d alleles", d.Gene, d.DataVersion, len(d.Positions), len(d.Alleles))
 		}
+	}
+	// The AMP tier-1 lists of exemptions.json; CYP2D6 *5 (the whole-gene
+	// deletion) is copy number and has no position definition.
+	tier1 := map[string][]string{}
+	for _, d := range kb.Definitions {
+		if len(d.Tier1Alleles) > 0 {
+			tier1[d.Gene] = d.Tier1Alleles
+		}
+	}
+	want := map[string][]string{
+		"CYP2C19": {"*2", "*3", "*17"},
+		"CYP2C9":  {"*2", "*3", "*5", "*6", "*8", "*11"},
+		"CYP2D6":  {"*2", "*3", "*4", "*6", "*9", "*10", "*17", "*29", "*41"},
+		"CYP3A4":  {"*22"},
+		"CYP3A5":  {"*3", "*6", "*7"},
+		"DPYD":    {"c.557A>G", "c.868A>G", "c.1129-5923C>G, c.1236G>A (HapB3)", "c.1679T>G (*13)", "c.1905+1G>A (*2A)", "c.2279C>T", "c.2846A>T"},
+		"NUDT15":  {"*3"},
+		"TPMT":    {"*2", "*3A", "*3B", "*3C"},
+		"VKORC1":  {"rs9923231 variant (T)"},
+	}
+	if diff := cmp.Diff(want, tier1); diff != "" {
+		t.Errorf("tier-1 alleles (-want +got):\n%s", diff)
 	}
 	g, _ := kb.Gene("RYR1")
 	for _, a := range g.Alleles {

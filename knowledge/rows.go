@@ -127,6 +127,8 @@ func (g GeneDefinition) engine() engine.GeneDefinition {
 		ExtraPositions:          convert(g.ExtraPositions, pos),
 		IgnoredAlleles:          g.IgnoredAlleles,
 		UnphasedPriorities:      convert(g.UnphasedPriorities, func(r PriorityRule) engine.PriorityRule { return engine.PriorityRule(r) }),
+		Tier1Alleles:            g.Tier1Alleles,
+		Tier1Positions:          g.Tier1Positions,
 		UndocumentedAsReference: g.UndocumentedAsReference,
 		VariantList:             g.VariantList,
 		SourceIDs:               g.SourceIDs,

@@ -272,6 +272,11 @@ type GeneDefinition struct {
 	// UnphasedPriorities pick one diplotype among equally scored unphased
 	// candidates (NAT2).
 	UnphasedPriorities []PriorityRule `json:"unphased_priorities,omitempty"`
+	// Tier1Alleles and Tier1Positions are the AMP tier-1 alleles a
+	// clinical assay must test and their defining positions
+	// (exemptions.json amp1Alleles, amp1Positions).
+	Tier1Alleles   []string `json:"tier1_alleles,omitempty"`
+	Tier1Positions []int    `json:"tier1_positions,omitempty"`
 	// UndocumentedAsReference is true for toxicity genes, where a base no
 	// definition uses is read as reference (with a warning).
 	UndocumentedAsReference bool `json:"undocumented_as_reference,omitempty"`

@@ -94,6 +94,19 @@ func (v *validator) validateDefinitions(kb *engine.Knowledge) {
 				v.add(f, row, "required_positions", "%d is not a defining position", p)
 			}
 		}
+		for _, p := range d.Tier1Positions {
+			if dp, ok := pos[p]; !ok || dp.Ignored {
+				v.add(f, row, "tier1_positions", "%d is not a defining position", p)
+			}
+		}
+		for _, n := range d.Tier1Alleles {
+			if !names[n] {
+				v.add(f, row, "tier1_alleles", "%q is not an allele", n)
+			}
+		}
+		if len(d.Tier1Alleles) > 0 != (len(d.Tier1Positions) > 0) {
+			v.add(f, row, "tier1_positions", "tier-1 alleles and positions must be given together")
+		}
 		for _, n := range d.IgnoredAlleles {
 			if !names[n] {
 				v.add(f, row, "ignored_alleles", "%q is not an allele", n)

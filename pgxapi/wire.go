@@ -38,6 +38,10 @@ type GenotypeCall struct {
 	Diplotype     string `json:"diplotype,omitempty"`
 	Phenotype     string `json:"phenotype,omitempty"`
 	ActivityScore string `json:"activity_score,omitempty"`
+	// UntestedAlleles are the alleles the call could not assess (defined
+	// at positions that were not called; the gene's AMP tier-1 positions
+	// were all called).
+	UntestedAlleles []string `json:"untested_alleles,omitempty"`
 }
 
 // Guideline names a guideline and where to read it.

@@ -200,6 +200,7 @@ func (g *GenotypeCall) appendJSON(dst []byte, escapeHTML bool) []byte {
 	dst = appendOptionalString(dst, `,"diplotype":`, g.Diplotype, escapeHTML)
 	dst = appendOptionalString(dst, `,"phenotype":`, g.Phenotype, escapeHTML)
 	dst = appendOptionalString(dst, `,"activity_score":`, g.ActivityScore, escapeHTML)
+	dst = appendOptionalStrings(dst, `,"untested_alleles":`, g.UntestedAlleles, escapeHTML)
 	return append(dst, '}')
 }
 

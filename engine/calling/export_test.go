@@ -77,7 +77,7 @@ func DiffCandidates(k *Caller, seed int64) string {
 				continue
 			}
 			s.phased = rng.Intn(2) == 0
-			s.refSeen = matchesAny(s.alleles, di.refCells[i]) || slices.Contains(s.alleles, di.refCells[i])
+			s.refSeen = containsAllele(s.alleles, di.refCells[i])
 			if !s.refSeen {
 				nonRef = append(nonRef, i)
 			}

@@ -35,8 +35,11 @@ type GeneGenotype struct {
 	Uncallable string
 	// Partial is true when the call came from rsIDs of a gene that is not
 	// in genes_tested: the positions not reported are unknown.
-	Partial     bool
-	Assumptions []string
+	Partial bool
+	// UntestedAlleles are the alleles the call could not assess
+	// (GeneCall.UntestedAlleles).
+	UntestedAlleles []string
+	Assumptions     []string
 	// Review names every input element of the gene that was not fully
 	// interpreted (an undocumented base, a no-call at a key position, an
 	// id no definition knows, a diplotype without a CPIC phenotype). When

@@ -71,6 +71,10 @@ const (
 	CallCalled    = "called"
 	CallNotCalled = "not_called"
 	CallNoData    = "no_data"
+	// CallProvisional: the position evidence decides the SNV and indel
+	// alleles, but not the phenotype (CYP2D6 without copy number); no
+	// phenotype is given and the gene needs review.
+	CallProvisional = "provisional"
 )
 
 // SampleCall is the result of calling every gene of one sample.
@@ -107,7 +111,7 @@ func (d CalledDiplotype) String() string { return strings.Join(d.Alleles, "/") }
 // GeneCall is the matcher's answer for one gene.
 type GeneCall struct {
 	Gene   string
-	Status string // CallCalled, CallNotCalled, CallNoData
+	Status string // CallCalled, CallNotCalled, CallNoData, CallProvisional
 	// Diplotypes are the top-scoring diplotypes, the reported one first.
 	// For DPYD, RYR1 and CACNA1S they are the lookup diplotypes (the two
 	// lowest-function variants).
@@ -125,6 +129,10 @@ type GeneCall struct {
 	// MissingPositions are definition positions with no call
 	// ("chr10:94761900 rs12248560").
 	MissingPositions []string
+	// UntestedAlleles are the alleles the call could not assess: defined
+	// at a position without a called genotype and not ruled out by the
+	// called ones (set when the gene is called with positions missing).
+	UntestedAlleles []string
 	// Uninterpreted names every input element of the gene that was not
 	// fully interpreted; when it is not empty NeedsReview is true and the
 	// gene must not read as normal.
@@ -278,7 +286,7 @@ func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOpti
 	} else {
 		k.callPairs(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased && hets > 1)
 	}
-	k.referenceWithMissing(di, &gc)
+	k.referenceWithMissing(di, sites, &gc)
 	k.geneNotes(di, sites, &gc)
 	if len(gc.Uninterpreted) > 0 {
 		gc.NeedsReview = true
@@ -424,7 +432,7 @@ func (k *Caller) readPosition(r *geneRead, i int, o *PositionObservation) {
 	} else {
 		r.diploid++
 	}
-	if !(len(s.alleles) > 0 && allEqual(s.alleles, di.refCells[i])) {
+	if !(len(s.alleles) > 0 && (allEqual(s.alleles, di.refCells[i]) || allEqual(s.alleles, d.Positions[i].Ref))) {
 		gc.Observations = append(gc.Observations, observationLabel(di.labels[i], s.alleles, s.phased))
 	}
 }
@@ -481,29 +489,98 @@ func (r *geneRead) callable() int {
 	return hets
 }
 
-// referenceWithMissing is the fail-safe for a reading that is what the
-// reference would give while positions were not called: it is not a
-// confirmed result (a variant there cannot be ruled out).
-func (k *Caller) referenceWithMissing(di *defIndex, gc *GeneCall) {
-	if gc.Status != CallCalled || len(gc.MissingPositions) == 0 {
+// referenceWithMissing applies the rule for positions without evidence.
+// A gene with AMP tier-1 lists (GeneDefinition.Tier1Positions) is called
+// when every tier-1 position has evidence (a called genotype): the reading
+// is the best-scoring diplotype among the alleles that can be assessed, and
+// the alleles a missing position could hide are named (UntestedAlleles),
+// as PharmCAT does. A tier-1 position without evidence is a review naming
+// it. A gene without tier-1 lists keeps the fail-safe for a reading that is
+// what the reference would give while positions were not called: it is
+// not a confirmed result (a variant there cannot be ruled out).
+func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall) {
+	if len(gc.MissingPositions) == 0 {
+		return
+	}
+	d := di.def
+	var t1Missing []string
+	for _, p := range d.Tier1Positions {
+		if i, ok := di.posIdx[p]; ok && (sites[i].missing || sites[i].partial) {
+			t1Missing = append(t1Missing, di.labels[i])
+		}
+	}
+	if len(t1Missing) > 0 {
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s AMP tier-1 position(s) without a called genotype: %s; the tier-1 alleles (%s) cannot all be assessed", d.Gene, strings.Join(t1Missing, ", "), strings.Join(d.Tier1Alleles, ", ")))
+		return
+	}
+	if gc.Status != CallCalled {
+		return
+	}
+	gc.UntestedAlleles = untestedAlleles(di, sites, gc)
+	if len(d.Tier1Positions) > 0 {
+		if n := len(gc.UntestedAlleles); n > 0 {
+			gc.Notes = append(gc.Notes, fmt.Sprintf("every AMP tier-1 position of %s was called; %d allele(s) defined at positions that were not called could not be assessed: %s", d.Gene, n, abbreviate(gc.UntestedAlleles, 10)))
+		}
 		return
 	}
 	for _, dp := range gc.Diplotypes {
 		if !k.readsAsReference(di, dp) {
 			continue
 		}
-		n := len(gc.MissingPositions)
-		list := gc.MissingPositions
-		if n > 5 {
-			list = append(append([]string(nil), list[:5]...), fmt.Sprintf("and %d more", n-5))
-		}
 		what := dp.String()
 		if dp.Call.Phenotype != "" {
 			what = dp.Call.Phenotype + " (" + what + ")"
 		}
-		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", di.def.Gene, what, n, strings.Join(list, ", ")))
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, what, len(gc.MissingPositions), abbreviate(gc.MissingPositions, 5)))
 		return
 	}
+}
+
+// abbreviate joins the first n items of list and counts the rest.
+func abbreviate(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return strings.Join(list[:n], ", ") + fmt.Sprintf(", and %d more", len(list)-n)
+}
+
+// untestedAlleles names the alleles the call could not assess: each has a
+// non-reference cell at a position without a called genotype, no called
+// position rules it out, and it is not in a reported diplotype.
+func untestedAlleles(di *defIndex, sites []site, gc *GeneCall) []string {
+	reported := map[string]bool{}
+	for _, dp := range gc.Diplotypes {
+		for _, a := range dp.Alleles {
+			reported[a] = true
+		}
+	}
+	var out []string
+	for _, a := range di.alleles {
+		if a.isRef || a.ignored || reported[a.name] {
+			continue
+		}
+		hidden, excluded := false, false
+		for _, c := range a.cells {
+			s := &sites[c.i]
+			if di.def.Positions[c.i].Ignored {
+				continue
+			}
+			if s.missing || s.partial {
+				if !cellMatches(c.allele, di.refCells[c.i]) {
+					hidden = true
+				}
+				continue
+			}
+			if !containsAllele(s.alleles, c.allele) {
+				excluded = true
+				break
+			}
+		}
+		if hidden && !excluded {
+			out = append(out, a.name)
+		}
+	}
+	return out
 }
 
 func allEqual(ss []string, v string) bool {

@@ -151,24 +151,52 @@ func (k *Caller) geneNotes(di *defIndex, sites []site, gc *GeneCall) {
 			gc.Notes = append(gc.Notes, "UGT1A1 TA-repeat genotyping can be unreliable; confirm when it changes the advice")
 		}
 	case "CYP2D6":
-		// Copy number (the *5 deletion, duplications, hybrids) is not in
-		// position data.
-		var kept []CalledDiplotype
-		var dropped []string
-		for _, dp := range gc.Diplotypes {
-			if p := dp.Call.Phenotype; p == "" || p == "Normal Metabolizer" || p == "Ultrarapid Metabolizer" || p == "Indeterminate" {
-				dropped = append(dropped, dp.String())
-				continue
-			}
-			kept = append(kept, dp)
-		}
-		if len(dropped) > 0 {
-			gc.Uninterpreted = append(gc.Uninterpreted, "CYP2D6 copy number (the *5 deletion, duplications, hybrids) is not visible in position data, so "+strings.Join(dropped, ", ")+" cannot be given a normal, ultrarapid or indeterminate phenotype; a CYP2D6 diplotype with copy number is needed")
-		}
-		gc.Diplotypes = kept
-		if len(kept) == 0 && gc.Status == CallCalled {
-			gc.Status = CallNotCalled
-		}
-		gc.Notes = append(gc.Notes, "CYP2D6 copy number was not assessed: a *5 deletion or a duplication would change the activity score")
+		cyp2d6Provisional(gc)
 	}
+}
+
+// cyp2d6Provisional makes a CYP2D6 call from position evidence provisional.
+// Copy number (the *5 deletion, duplications, CYP2D7 hybrids) is not
+// visible in position data, so a *1/*5 patient would read *1/*1: the
+// SNV/indel alleles are reported without a phenotype, and the answer asks
+// for copy-number evidence (an outside call), as PharmCAT does by default
+// (RULES.md §3.8). A reading the evidence could not make keeps its status
+// and review. One reading copy number cannot change stays called: every
+// diplotype a Poor Metabolizer with activity score 0 (no-function alleles
+// only; a deletion or duplication of them adds no activity).
+func cyp2d6Provisional(gc *GeneCall) {
+	gc.Notes = append(gc.Notes, "CYP2D6 copy number was not assessed: a *5 deletion or a duplication would change the activity score")
+	if gc.Status == CallCalled && len(gc.Diplotypes) > 0 && allNoFunction(gc.Diplotypes) {
+		gc.Notes = append(gc.Notes, "every CYP2D6 allele read has no function: a deletion or duplication cannot raise the activity score above 0, so the Poor Metabolizer reading stands without copy number")
+		return
+	}
+	strip := func(ds []CalledDiplotype) {
+		for i := range ds {
+			ds[i].Call, ds[i].PhenotypeError = PhenotypeCall{}, ""
+		}
+	}
+	strip(gc.Diplotypes)
+	strip(gc.Alternatives)
+	reading := ""
+	if gc.Status == CallCalled && len(gc.Uninterpreted) == 0 && len(gc.Diplotypes) > 0 {
+		gc.Status = CallProvisional
+		names := make([]string, len(gc.Diplotypes))
+		for i, dp := range gc.Diplotypes {
+			names[i] = dp.String()
+		}
+		reading = "the SNV and indel alleles read " + strings.Join(names, " or ") + " (provisional), but "
+	}
+	gc.Uninterpreted = append(gc.Uninterpreted, "CYP2D6 from position data: "+reading+"copy number (the *5 deletion, duplications, hybrids) is not visible in position data, so no phenotype is given; a CYP2D6 copy-number call (an outside call) is needed")
+}
+
+// allNoFunction reports whether every diplotype is a Poor Metabolizer with
+// activity score 0.
+func allNoFunction(ds []CalledDiplotype) bool {
+	for _, d := range ds {
+		f, err := strconv.ParseFloat(d.Call.ActivityScore, 64)
+		if d.Call.Phenotype != "Poor Metabolizer" || d.PhenotypeError != "" || err != nil || f != 0 {
+			return false
+		}
+	}
+	return true
 }

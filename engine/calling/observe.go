@@ -568,6 +568,9 @@ func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
 // makes the gene "could not interpret — review", never a phenotype.
 func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, sexKnown bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, Variants: ro.items[g.Symbol]}
+	if gc != nil {
+		gg.UntestedAlleles = gc.UntestedAlleles
+	}
 	gg.Assumptions = append(gg.Assumptions, ro.notes[g.Symbol]...)
 	review := append([]string(nil), ro.review[g.Symbol]...)
 	if gc == nil {

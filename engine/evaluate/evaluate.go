@@ -223,7 +223,7 @@ func (ev *evaluation) genotypeCalls() []engine.GenotypeCall {
 			continue
 		}
 		for _, d := range gg.Diplotypes {
-			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore})
+			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Diplotype: d.String(), Phenotype: d.Call.Phenotype, ActivityScore: d.Call.ActivityScore, UntestedAlleles: gg.UntestedAlleles})
 		}
 	}
 	for allele, pos := range ev.gt.HLA {

@@ -63,6 +63,25 @@ func TestGeneResultNeverReassures(t *testing.T) {
 				Diplotypes: []DiplotypeResult{{Diplotype: "*1/*3A", Alleles: []string{"*1", "*3A"}, Phenotype: "Intermediate Metabolizer"},
 					{Diplotype: "*3B/*3C", Alleles: []string{"*3B", "*3C"}, PhenotypeError: "no CPIC function for *3B"}}},
 		},
+		{
+			name: "CYP2D6 provisional",
+			in: calling.GeneCall{Gene: "CYP2D6", Status: calling.CallProvisional, NeedsReview: true,
+				Diplotypes:    []calling.CalledDiplotype{{Alleles: []string{"*1", "*1"}}},
+				Uninterpreted: []string{"CYP2D6 from position data: the SNV and indel alleles read *1/*1 (provisional), but copy number is needed"}},
+			want: GeneResult{Gene: "CYP2D6", Status: "provisional", Interpretation: "provisional — copy-number evidence needed",
+				Summary:    "provisional — copy-number evidence needed: CYP2D6 from position data: the SNV and indel alleles read *1/*1 (provisional), but copy number is needed",
+				Diplotypes: []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}}}, NeedsReview: true,
+				Uninterpreted: []string{"CYP2D6 from position data: the SNV and indel alleles read *1/*1 (provisional), but copy number is needed"}},
+		},
+		{
+			name: "called with untested alleles",
+			in: calling.GeneCall{Gene: "TPMT", Status: calling.CallCalled, Diplotypes: []calling.CalledDiplotype{normal},
+				MissingPositions: []string{"chr6:18130729 rs139392616"}, UntestedAlleles: []string{"*30"}},
+			want: GeneResult{Gene: "TPMT", Status: "called", Interpretation: "called",
+				Summary:          "*1/*1: Normal Metabolizer (activity score 2.0)",
+				Diplotypes:       []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}, Phenotype: "Normal Metabolizer", ActivityScore: "2.0"}},
+				MissingPositions: []string{"chr6:18130729 rs139392616"}, UntestedAlleles: []string{"*30"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

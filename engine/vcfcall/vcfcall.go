@@ -179,11 +179,13 @@ type CheckResult struct {
 // GeneResult is the call of one gene for one sample.
 type GeneResult struct {
 	Gene string `json:"gene"`
-	// Status is "called", "not_called" or "no_data" (no record at any of
-	// the gene's positions).
+	// Status is "called", "not_called", "no_data" (no record at any of
+	// the gene's positions) or "provisional" (CYP2D6: the SNV and indel
+	// alleles without copy number).
 	Status string `json:"status"`
 	// Interpretation is "called", "could not interpret — review",
-	// "not called" or "no data".
+	// "provisional — copy-number evidence needed", "not called" or
+	// "no data".
 	Interpretation string `json:"interpretation"`
 	// Summary is one readable line: the diplotype(s) and phenotype, or
 	// what could not be interpreted.
@@ -197,10 +199,14 @@ type GeneResult struct {
 	Alternatives     []string `json:"alternatives"`
 	Phased           bool     `json:"phased"`
 	MissingPositions []string `json:"missing_positions"`
-	NeedsReview      bool     `json:"needs_review"`
-	Uninterpreted    []string `json:"uninterpreted"`
-	Notes            []string `json:"notes"`
-	Observations     []string `json:"observations"`
+	// UntestedAlleles are the alleles the call could not assess: defined
+	// at a position without a called genotype and not ruled out by the
+	// called ones (a gene whose AMP tier-1 positions were all called).
+	UntestedAlleles []string `json:"untested_alleles,omitempty"`
+	NeedsReview     bool     `json:"needs_review"`
+	Uninterpreted   []string `json:"uninterpreted"`
+	Notes           []string `json:"notes"`
+	Observations    []string `json:"observations"`
 }
 
 // DiplotypeResult is one diplotype. Phenotype and activity score are given
@@ -217,10 +223,13 @@ type DiplotypeResult struct {
 
 // Interpretation values.
 const (
-	InterpretationCalled    = "called"
-	InterpretationReview    = "could not interpret — review"
-	InterpretationNotCalled = "not called"
-	InterpretationNoData    = "no data"
+	InterpretationCalled = "called"
+	InterpretationReview = "could not interpret — review"
+	// InterpretationProvisional: the SNV and indel alleles are read but
+	// the phenotype needs copy-number evidence (CYP2D6 from a VCF).
+	InterpretationProvisional = "provisional — copy-number evidence needed"
+	InterpretationNotCalled   = "not called"
+	InterpretationNoData      = "no data"
 )
 
 // countingReader counts the bytes read from the stored file.
@@ -518,7 +527,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 func geneResult(gc *calling.GeneCall) GeneResult {
 	g := GeneResult{
 		Gene: gc.Gene, Status: gc.Status, Source: gc.Source, Alternatives: []string{}, Phased: gc.Phased,
-		MissingPositions: nonNil(gc.MissingPositions), NeedsReview: gc.NeedsReview || len(gc.Uninterpreted) > 0,
+		MissingPositions: nonNil(gc.MissingPositions), UntestedAlleles: gc.UntestedAlleles, NeedsReview: gc.NeedsReview || len(gc.Uninterpreted) > 0,
 		Uninterpreted: nonNil(gc.Uninterpreted), Notes: nonNil(gc.Notes), Observations: nonNil(gc.Observations),
 		Diplotypes: make([]DiplotypeResult, 0, len(gc.Diplotypes)),
 	}
@@ -549,6 +558,9 @@ func geneResult(gc *calling.GeneCall) GeneResult {
 		g.Alternatives = append(g.Alternatives, text)
 	}
 	switch {
+	case gc.Status == calling.CallProvisional:
+		g.Interpretation = InterpretationProvisional
+		g.Summary = InterpretationProvisional + ": " + strings.Join(g.Uninterpreted, "; ")
 	case g.NeedsReview:
 		g.Interpretation = InterpretationReview
 		what := strings.Join(g.Uninterpreted, "; ")

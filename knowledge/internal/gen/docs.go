@@ -184,7 +184,7 @@ func (b *builder) readme() string {
 	for _, d := range kb.Definitions {
 		nDefAlleles += len(d.Alleles)
 	}
-	p("| `definitions.json` | %d | PharmCAT allele definitions in VCF space (data %s): GRCh38 positions with REF/ALT and the CPIC→VCF allele map, %d named alleles, exemptions (required, ignored and extra positions, ignored alleles, NAT2 unphased priorities); the allele matcher's input |\n", len(kb.Definitions), b.pcatVersion, nDefAlleles)
+	p("| `definitions.json` | %d | PharmCAT allele definitions in VCF space (data %s): GRCh38 positions with REF/ALT and the CPIC→VCF allele map, %d named alleles, exemptions (required, ignored and extra positions, ignored alleles, NAT2 unphased priorities, AMP tier-1 alleles and positions); the allele matcher's input |\n", len(kb.Definitions), b.pcatVersion, nDefAlleles)
 	p("| `drug_names.json` | %d | brands (US, IN, unknown market), salts, generic synonyms, abbreviations and combination products of the covered drugs (data/names) |\n", len(kb.DrugNames))
 	p("| `indications.json` | %d | ICD-10, ICD-10-CM, ICD-10-PCS and SNOMED CT codes of the CPIC clopidogrel populations (data/names) |\n", len(kb.Indications))
 	p("| `meta.json` | 1 | upstream data versions; the parts of the knowledge_version label |\n\n")

@@ -54,6 +54,8 @@ type pcatExemption struct {
 		List []string `json:"list"`
 		Pick string   `json:"pick"`
 	} `json:"unphasedDiplotypePriorities"`
+	AMP1Alleles   []string `json:"amp1Alleles"`
+	AMP1Positions []int    `json:"amp1Positions"`
 }
 
 // toxicityGenes read undocumented bases as reference; variantListGenes are
@@ -125,7 +127,19 @@ func (b *builder) buildDefinitions() error {
 			for _, r := range e.UnphasedPriorities {
 				gd.UnphasedPriorities = append(gd.UnphasedPriorities, knowledge.PriorityRule{List: r.List, Pick: r.Pick})
 			}
-			if len(e.RequiredPositions)+len(e.IgnoredPositions)+len(e.ExtraPositions)+len(e.IgnoredAlleles)+len(e.UnphasedPriorities) > 0 {
+			// The AMP tier-1 lists (the alleles a clinical assay must
+			// test, and their positions). A tier-1 allele the definition
+			// file does not hold (CYP2D6 *5, the whole-gene deletion) is
+			// copy number, not position evidence, and is not listed.
+			gd.Tier1Positions = e.AMP1Positions
+			for _, n := range e.AMP1Alleles {
+				for _, na := range pd.NamedAlleles {
+					if na.Name == n {
+						gd.Tier1Alleles = append(gd.Tier1Alleles, n)
+					}
+				}
+			}
+			if len(e.RequiredPositions)+len(e.IgnoredPositions)+len(e.ExtraPositions)+len(e.IgnoredAlleles)+len(e.UnphasedPriorities)+len(e.AMP1Alleles)+len(e.AMP1Positions) > 0 {
 				gd.SourceIDs = append(gd.SourceIDs, b.src.fixed("pcat-exemptions"))
 			}
 		}

@@ -45,7 +45,7 @@ var fixedSources = map[string]knowledge.Source{
 		URL: "https://github.com/PharmGKB/PharmCAT/tree/5431bf1187e50383df7e7db18ef67b36fc8b562e/src/main/resources/org/pharmgkb/pharmcat/definition/alleles", Licence: licPharmCAT,
 	},
 	"pcat-exemptions": {
-		ID: "pcat-exemptions", Title: "PharmCAT allele-definition exemptions (exemptions.json: required, ignored and extra positions, ignored alleles, NAT2 unphased priorities; data 2025-11-05), PharmCAT commit 5431bf11",
+		ID: "pcat-exemptions", Title: "PharmCAT allele-definition exemptions (exemptions.json: required, ignored and extra positions, ignored alleles, NAT2 unphased priorities, AMP tier-1 alleles and positions; data 2025-11-05), PharmCAT commit 5431bf11",
 		Publisher: "PharmGKB/ClinPGx (PharmCAT)", Year: "2025",
 		URL: "https://github.com/PharmGKB/PharmCAT/blob/5431bf1187e50383df7e7db18ef67b36fc8b562e/src/main/resources/org/pharmgkb/pharmcat/definition/alleles/exemptions.json", Licence: licPharmCATDocs,
 	},
