@@ -399,7 +399,7 @@ func referenceObservation(s calling.DefinitionSite, recs []*keptRecord, j int, t
 	if len(used) == 0 {
 		return calling.PositionObservation{}, false
 	}
-	src := "line " + lines[0]
+	src := lineSource(used[0])
 	if len(lines) > 1 {
 		src = "lines " + strings.Join(lines, ", ")
 	}

@@ -116,8 +116,6 @@ func TestGVCFEvidenceBothWays(t *testing.T) {
 			outcome{Interpretation: vcfcall.InterpretationReview}, []string{"is a no-call", "GQ 5 is below the minimum 20"}},
 		{"reference block MIN_DP 3", block("60", "3"), vcfcall.Options{},
 			outcome{Interpretation: vcfcall.InterpretationReview}, []string{"MIN_DP 3 is below the minimum 10"}},
-		{"reference block whose REF is not GRCh38's", strings.Replace(block("60", "30"), "chr16\t31096300\t.\tA", "chr16\t31096368\t.\tG", 1), vcfcall.Options{},
-			outcome{Interpretation: vcfcall.InterpretationReview}, []string{"REF G", "is not the GRCh38 base C"}},
 		{"variant record wins over a GQ-0 block", block("0", "30") + vkorc1Variant("0/1", "60", "30", "PASS"), vcfcall.Options{},
 			outcome{Interpretation: vcfcall.InterpretationCalled, Diplotypes: []string{het}, Phenotype: "-1639 AG"}, nil},
 	}
@@ -277,5 +275,18 @@ func TestJointVCFQualityPerSample(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("VKORC1 summaries (-want +got):\n%s", diff)
+	}
+}
+
+// TestReferenceBlockWrongREFRefused: a reference block that starts at a
+// definition position with a REF that is not the GRCh38 base there is a
+// sign of another build: the file is refused naming the line, never read
+// as reference.
+func TestReferenceBlockWrongREFRefused(t *testing.T) {
+	kb := loadKB(t)
+	body := gvcfHeader + strings.Replace(block("60", "30"), "chr16\t31096300\t.\tA", "chr16\t31096368\t.\tG", 1)
+	_, _, _, err := runAll(t, kb, []byte(body), vcfcall.Options{})
+	if err == nil || !strings.Contains(err.Error(), "is not the GRCh38 reference C") || !strings.Contains(err.Error(), "another genome build") {
+		t.Fatalf("err = %v; want the file refused as another build", err)
 	}
 }
