@@ -494,10 +494,13 @@ func (r *geneRead) callable() int {
 // when every tier-1 position has evidence (a called genotype): the reading
 // is the best-scoring diplotype among the alleles that can be assessed, and
 // the alleles a missing position could hide are named (UntestedAlleles),
-// as PharmCAT does. A tier-1 position without evidence is a review naming
-// it. A gene without tier-1 lists keeps the fail-safe for a reading that is
-// what the reference would give while positions were not called: it is
-// not a confirmed result (a variant there cannot be ruled out).
+// as PharmCAT does — except that a reading that is what the reference would
+// give (normal) with untested alleles is a review: a normal reading never
+// rests on positions that were not seen (stricter than PharmCAT). A tier-1
+// position without evidence is a review naming it. A gene without tier-1
+// lists keeps the fail-safe for a reading that is what the reference would
+// give while positions were not called: it is not a confirmed result (a
+// variant there cannot be ruled out).
 func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall) {
 	if len(gc.MissingPositions) == 0 {
 		return
@@ -518,22 +521,42 @@ func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall) 
 	}
 	gc.UntestedAlleles = untestedAlleles(di, sites, gc)
 	if len(d.Tier1Positions) > 0 {
-		if n := len(gc.UntestedAlleles); n > 0 {
-			gc.Notes = append(gc.Notes, fmt.Sprintf("every AMP tier-1 position of %s was called; %d allele(s) defined at positions that were not called could not be assessed: %s", d.Gene, n, abbreviate(gc.UntestedAlleles, 10)))
+		n := len(gc.UntestedAlleles)
+		if n == 0 {
+			return
 		}
+		// The project's rule, stricter than PharmCAT: a normal reading
+		// never rests on positions that were not seen. A reading that is
+		// what the reference would give, with alleles left untested, is a
+		// review (a GeT-RM genome's novel CYP2C9 allele, consensus
+		// *1/novel, read *1/*1 Normal Metabolizer with *84 untested); a
+		// non-normal reading stays called with the note.
+		for _, dp := range gc.Diplotypes {
+			if !k.readsAsReference(di, dp) {
+				continue
+			}
+			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s with every AMP tier-1 position called, but %d allele(s) defined at positions that were not called could not be assessed (%s): a normal reading cannot rest on them", d.Gene, readingLabel(dp), n, abbreviate(gc.UntestedAlleles, 10)))
+			return
+		}
+		gc.Notes = append(gc.Notes, fmt.Sprintf("every AMP tier-1 position of %s was called; %d allele(s) defined at positions that were not called could not be assessed: %s", d.Gene, n, abbreviate(gc.UntestedAlleles, 10)))
 		return
 	}
 	for _, dp := range gc.Diplotypes {
 		if !k.readsAsReference(di, dp) {
 			continue
 		}
-		what := dp.String()
-		if dp.Call.Phenotype != "" {
-			what = dp.Call.Phenotype + " (" + what + ")"
-		}
-		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, what, len(gc.MissingPositions), abbreviate(gc.MissingPositions, 5)))
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, readingLabel(dp), len(gc.MissingPositions), abbreviate(gc.MissingPositions, 5)))
 		return
 	}
+}
+
+// readingLabel names a reading: "Normal Metabolizer (*1/*1)", or the
+// diplotype alone when it has no phenotype.
+func readingLabel(dp CalledDiplotype) string {
+	if dp.Call.Phenotype != "" {
+		return dp.Call.Phenotype + " (" + dp.String() + ")"
+	}
+	return dp.String()
 }
 
 // abbreviate joins the first n items of list and counts the rest.

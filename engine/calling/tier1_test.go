@@ -31,9 +31,11 @@ func refObs(d *engine.GeneDefinition, keep func(pos int) bool) []calling.Positio
 }
 
 // TestTier1MissingPositions: for every gene with AMP tier-1 lists, the
-// tier-1 positions called and the others missing give a call naming the
-// untested alleles (CYP2D6: provisional, for copy number); one tier-1
-// position missing gives a review naming it.
+// tier-1 positions called as reference and the others missing name the
+// untested alleles, and the reading — what the reference would give — is a
+// review naming it and them: a normal reading never rests on positions
+// that were not seen (TestTier1Readings: a non-normal reading with untested
+// alleles is called). One tier-1 position missing gives a review naming it.
 func TestTier1MissingPositions(t *testing.T) {
 	c := caller(t)
 	n := 0
@@ -49,15 +51,24 @@ func TestTier1MissingPositions(t *testing.T) {
 			if gc == nil {
 				t.Fatal("no call")
 			}
-			wantStatus, wantReview := calling.CallCalled, false
-			if g == "CYP2D6" {
-				wantStatus, wantReview = calling.CallProvisional, true
+			if len(d.Positions) == len(d.Tier1Positions) {
+				// Every position is tier-1 (VKORC1): nothing is untested.
+				if gc.Status != calling.CallCalled || gc.NeedsReview || len(gc.UntestedAlleles) > 0 {
+					t.Fatalf("status %s review %v untested %v uninterpreted %v", gc.Status, gc.NeedsReview, gc.UntestedAlleles, gc.Uninterpreted)
+				}
+				return
 			}
-			if gc.Status != wantStatus || gc.NeedsReview != wantReview || len(gc.Diplotypes) == 0 {
+			if gc.Status != calling.CallCalled || !gc.NeedsReview || len(gc.Diplotypes) == 0 {
 				t.Fatalf("status %s review %v diplotypes %v uninterpreted %v", gc.Status, gc.NeedsReview, gc.Diplotypes, gc.Uninterpreted)
 			}
-			if len(d.Positions) > len(d.Tier1Positions) && len(gc.UntestedAlleles) == 0 {
-				t.Errorf("%d positions missing but no untested alleles named", len(gc.MissingPositions))
+			if len(gc.UntestedAlleles) == 0 {
+				t.Fatalf("%d positions missing but no untested alleles named", len(gc.MissingPositions))
+			}
+			u := strings.Join(gc.Uninterpreted, " ")
+			if !strings.Contains(u, "("+gc.Diplotypes[0].String()+") with every AMP tier-1 position called") ||
+				!strings.Contains(u, fmt.Sprintf("%d allele(s) defined at positions that were not called", len(gc.UntestedAlleles))) ||
+				!strings.Contains(u, gc.UntestedAlleles[0]) || !strings.Contains(u, "a normal reading cannot rest on them") {
+				t.Errorf("review %q does not name the reading and the untested alleles", gc.Uninterpreted)
 			}
 			for _, a := range d.Tier1Alleles {
 				if slices.Contains(gc.UntestedAlleles, a) {
@@ -94,14 +105,16 @@ func TestTier1MissingPositions(t *testing.T) {
 }
 
 // TestTier1Readings: the reading with tier-1 positions called is the
-// best-scoring diplotype among the alleles that can be assessed; a gene
+// best-scoring diplotype among the alleles that can be assessed, called
+// with the untested alleles named when it is not normal and a review when
+// it is what the reference would give; a gene
 // without tier-1 lists keeps the review for a reference-like reading with
 // positions missing.
 func TestTier1Readings(t *testing.T) {
 	c := caller(t)
 	type want struct {
 		Status, Diplotypes string
-		Review             bool
+		Review, Untested   bool
 	}
 	tests := []struct {
 		name, gene string
@@ -110,15 +123,17 @@ func TestTier1Readings(t *testing.T) {
 		want       want
 	}{
 		{name: "TPMT *3A carrier, tier-1 only", gene: "TPMT", alt: map[int][]int{18130687: {0, 1}, 18138997: {0, 1}},
-			want: want{calling.CallCalled, "*1/*3A", false}},
+			want: want{calling.CallCalled, "*1/*3A", false, true}},
+		{name: "TPMT reference, tier-1 only: a normal reading with untested alleles", gene: "TPMT", alt: map[int][]int{},
+			want: want{calling.CallCalled, "*1/*1", true, true}},
 		{name: "CYP3A5 *3/*3, tier-1 only", gene: "CYP3A5", alt: map[int][]int{99672916: {1, 1}},
-			want: want{calling.CallCalled, "*3/*3", false}},
+			want: want{calling.CallCalled, "*3/*3", false, true}},
 		{name: "CYP2B6 (no tier-1 lists) reference with positions missing", gene: "CYP2B6", alt: map[int][]int{},
-			want: want{calling.CallCalled, "*1/*1", true}},
+			want: want{calling.CallCalled, "*1/*1", true, true}},
 		{name: "CYP2D6 all reference, every position", gene: "CYP2D6", keepAll: true,
-			want: want{calling.CallProvisional, "*1/*1", true}},
+			want: want{calling.CallProvisional, "*1/*1", true, false}},
 		{name: "CYP2D6 *4/*4, every position", gene: "CYP2D6", keepAll: true, alt: map[int][]int{42128945: {1, 1}},
-			want: want{calling.CallCalled, "*4/*4", false}},
+			want: want{calling.CallCalled, "*4/*4", false, false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +153,7 @@ func TestTier1Readings(t *testing.T) {
 			for _, dp := range gc.Diplotypes {
 				ds = append(ds, dp.String())
 			}
-			got := want{gc.Status, strings.Join(ds, " "), gc.NeedsReview}
+			got := want{gc.Status, strings.Join(ds, " "), gc.NeedsReview, len(gc.UntestedAlleles) > 0}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s\nuninterpreted %v notes %v", diff, gc.Uninterpreted, gc.Notes)
 			}
