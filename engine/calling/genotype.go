@@ -402,7 +402,15 @@ func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map
 	if len(retry) == 0 {
 		return calls, assume
 	}
-	again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex})
+	// The retried genes were tested: their unreported positions are
+	// unknown here only because the default allele fit no pair, so the AMP
+	// tier-1 rule does not read them as tier-1 positions left untested
+	// (CallOptions.RestOnGiven); a reference-like reading is still a review.
+	rest := map[string]bool{}
+	for _, g := range retry {
+		rest[g] = true
+	}
+	again := k.callRequest(ro, CallOptions{Genes: retry, Sex: sex, RestOnGiven: rest})
 	for _, g := range retry {
 		if c := again[g]; c != nil && c.Status == CallCalled && len(c.Uninterpreted) == 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("with every unreported %s position read as reference no defined allele pair fits the variants given; the unreported positions were read as not tested instead, so the call rests on the variants given", g))

@@ -64,6 +64,14 @@ type CallOptions struct {
 	// ReportUntouched reports genes with no observation at all (status
 	// CallNoData); otherwise they are left out.
 	ReportUntouched bool
+	// RestOnGiven names tested genes called again with their unreported
+	// positions unknown because, read as the default allele, they fit no
+	// allele pair with the variants given (callGenes). Their positions
+	// were tested, not missing: the AMP tier-1 rule (a tier-1 position
+	// without evidence is a review; untested alleles named) does not apply,
+	// and the call rests on the variants given. A reading that is what the
+	// reference would give, with positions unknown, is still a review.
+	RestOnGiven map[string]bool
 }
 
 // Gene call status values.
@@ -286,7 +294,7 @@ func (k *Caller) callGene(di *defIndex, obs []*PositionObservation, opt CallOpti
 	} else {
 		k.callPairs(di, sites, &gc, r.haploid > 0 && r.diploid == 0, r.allPhased && hets > 1)
 	}
-	k.referenceWithMissing(di, sites, &gc)
+	k.referenceWithMissing(di, sites, &gc, opt.RestOnGiven[d.Gene])
 	k.geneNotes(di, sites, &gc)
 	if len(gc.Uninterpreted) > 0 {
 		gc.NeedsReview = true
@@ -500,27 +508,35 @@ func (r *geneRead) callable() int {
 // position without evidence is a review naming it. A gene without tier-1
 // lists keeps the fail-safe for a reading that is what the reference would
 // give while positions were not called: it is not a confirmed result (a
-// variant there cannot be ruled out).
-func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall) {
+// variant there cannot be ruled out); so does a tested gene called again on
+// the variants given (restOnGiven, CallOptions.RestOnGiven), whose
+// unreported positions are unknown only because the default allele fit no
+// pair, not tier-1 positions left untested.
+func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall, restOnGiven bool) {
 	if len(gc.MissingPositions) == 0 {
 		return
 	}
 	d := di.def
-	var t1Missing []string
-	for _, p := range d.Tier1Positions {
-		if i, ok := di.posIdx[p]; ok && (sites[i].missing || sites[i].partial) {
-			t1Missing = append(t1Missing, di.labels[i])
+	tier1 := len(d.Tier1Positions) > 0 && !restOnGiven
+	if tier1 {
+		var t1Missing []string
+		for _, p := range d.Tier1Positions {
+			if i, ok := di.posIdx[p]; ok && (sites[i].missing || sites[i].partial) {
+				t1Missing = append(t1Missing, di.labels[i])
+			}
 		}
-	}
-	if len(t1Missing) > 0 {
-		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s AMP tier-1 position(s) without a called genotype: %s; the tier-1 alleles (%s) cannot all be assessed", d.Gene, strings.Join(t1Missing, ", "), strings.Join(d.Tier1Alleles, ", ")))
-		return
+		if len(t1Missing) > 0 {
+			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s AMP tier-1 position(s) without a called genotype: %s; the tier-1 alleles (%s) cannot all be assessed", d.Gene, strings.Join(t1Missing, ", "), strings.Join(d.Tier1Alleles, ", ")))
+			return
+		}
 	}
 	if gc.Status != CallCalled {
 		return
 	}
-	gc.UntestedAlleles = untestedAlleles(di, sites, gc)
-	if len(d.Tier1Positions) > 0 {
+	if !restOnGiven {
+		gc.UntestedAlleles = untestedAlleles(di, sites, gc)
+	}
+	if tier1 {
 		n := len(gc.UntestedAlleles)
 		if n == 0 {
 			return
