@@ -74,12 +74,15 @@ func TestGeneResultNeverReassures(t *testing.T) {
 				Uninterpreted: []string{"CYP2D6 from position data: the SNV and indel alleles read *1/*1 (provisional), but copy number is needed"}},
 		},
 		{
+			// A non-normal reading (a normal one with untested alleles is a
+			// review: calling.TestTier1MissingPositions).
 			name: "called with untested alleles",
-			in: calling.GeneCall{Gene: "TPMT", Status: calling.CallCalled, Diplotypes: []calling.CalledDiplotype{normal},
+			in: calling.GeneCall{Gene: "TPMT", Status: calling.CallCalled,
+				Diplotypes:       []calling.CalledDiplotype{{Alleles: []string{"*1", "*3A"}, Call: calling.PhenotypeCall{Phenotype: "Intermediate Metabolizer"}}},
 				MissingPositions: []string{"chr6:18130729 rs139392616"}, UntestedAlleles: []string{"*30"}},
 			want: GeneResult{Gene: "TPMT", Status: "called", Interpretation: "called",
-				Summary:          "*1/*1: Normal Metabolizer (activity score 2.0)",
-				Diplotypes:       []DiplotypeResult{{Diplotype: "*1/*1", Alleles: []string{"*1", "*1"}, Phenotype: "Normal Metabolizer", ActivityScore: "2.0"}},
+				Summary:          "*1/*3A: Intermediate Metabolizer",
+				Diplotypes:       []DiplotypeResult{{Diplotype: "*1/*3A", Alleles: []string{"*1", "*3A"}, Phenotype: "Intermediate Metabolizer"}},
 				MissingPositions: []string{"chr6:18130729 rs139392616"}, UntestedAlleles: []string{"*30"}},
 		},
 	}
