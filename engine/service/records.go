@@ -72,6 +72,15 @@ type record interface {
 	payloads() (request, response any)
 }
 
+// requestResponse is a record whose payloads are a request and a response
+// wire value.
+type requestResponse[Q, R any] struct {
+	request  Q
+	response R
+}
+
+func (r requestResponse[Q, R]) payloads() (any, any) { return r.request, r.response }
+
 // mapList maps a slice, keeping nil as nil (JSON null) and empty as empty.
 func mapList[T, U any](in []T, f func(T) U) []U {
 	if in == nil {
@@ -269,12 +278,7 @@ func inputIssueOf(i InputIssue) inputIssueWire {
 
 // hookRecord is the audit record of a hook call: the request record and
 // the response (the cards) exactly as sent.
-type hookRecord struct {
-	request  hookRequestWire
-	response json.RawMessage
-}
-
-func (r hookRecord) payloads() (any, any) { return r.request, r.response }
+type hookRecord = requestResponse[hookRequestWire, json.RawMessage]
 
 func newHookRecord(rec HookRecord, cards json.RawMessage) hookRecord {
 	req := hookRequestWire{Hook: rec.Hook, HookInstance: rec.HookInstance, Service: rec.Service, FHIRServer: rec.FHIRServer,
@@ -307,12 +311,7 @@ type feedbackResponseWire struct {
 }
 
 // feedbackRecord is the audit record of a feedback post.
-type feedbackRecord struct {
-	request  feedbackRequestWire
-	response feedbackResponseWire
-}
-
-func (r feedbackRecord) payloads() (any, any) { return r.request, r.response }
+type feedbackRecord = requestResponse[feedbackRequestWire, feedbackResponseWire]
 
 func newFeedbackRecord(rec FeedbackRecord, o FeedbackOutcome) feedbackRecord {
 	return feedbackRecord{
@@ -378,12 +377,7 @@ type reviewCheckWire struct {
 }
 
 // reviewRecord is the audit record of a review view.
-type reviewRecord struct {
-	request  reviewRequestWire
-	response reviewAnswerWire
-}
-
-func (r reviewRecord) payloads() (any, any) { return r.request, r.response }
+type reviewRecord = requestResponse[reviewRequestWire, reviewAnswerWire]
 
 func newReviewRecord(in ReviewInput, ans ReviewAnswer) reviewRecord {
 	rec := in.Record
@@ -701,12 +695,7 @@ type rowErrorWire struct {
 }
 
 // chunkRecord is the audit record of one chunk.
-type chunkRecord struct {
-	request  chunkRequest
-	response chunkResponse
-}
-
-func (r chunkRecord) payloads() (any, any) { return r.request, r.response }
+type chunkRecord = requestResponse[chunkRequest, chunkResponse]
 
 func newChunkRecord(c *labcsv.Chunk) chunkRecord {
 	rows := make([]chunkRow, len(c.Rows))
@@ -753,12 +742,7 @@ type closingResponse struct {
 }
 
 // closingRecord is the audit record that closes a batch.
-type closingRecord struct {
-	request  closingRequest
-	response closingResponse
-}
-
-func (r closingRecord) payloads() (any, any) { return r.request, r.response }
+type closingRecord = requestResponse[closingRequest, closingResponse]
 
 func newClosingRecord(file CSVFile, st labcsv.Stats, released int, chunkIDs []string, outcome, reason string) closingRecord {
 	if chunkIDs == nil {
@@ -808,12 +792,7 @@ type vcfCheckWire struct {
 }
 
 // vcfChunkRecord is the audit record of one group of samples.
-type vcfChunkRecord struct {
-	request  vcfChunkRequest
-	response vcfChunkResponse
-}
-
-func (r vcfChunkRecord) payloads() (any, any) { return r.request, r.response }
+type vcfChunkRecord = requestResponse[vcfChunkRequest, vcfChunkResponse]
 
 func newVCFChunkRecord(c *vcfcall.Chunk) vcfChunkRecord {
 	rec := vcfChunkRecord{
@@ -859,12 +838,7 @@ type vcfClosingResponse struct {
 }
 
 // vcfClosingRecord is the audit record that closes a VCF answer.
-type vcfClosingRecord struct {
-	request  vcfClosingRequest
-	response vcfClosingResponse
-}
-
-func (r vcfClosingRecord) payloads() (any, any) { return r.request, r.response }
+type vcfClosingRecord = requestResponse[vcfClosingRequest, vcfClosingResponse]
 
 func newVCFClosingRecord(file VCFFile, st vcfcall.Stats, released int, chunkIDs []string, outcome, reason string) vcfClosingRecord {
 	if chunkIDs == nil {
