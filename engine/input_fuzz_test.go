@@ -90,4 +90,16 @@ func checkAnswer(t *testing.T, k *evaluate.Engine, req engine.Request) {
 			t.Fatalf("%s reads %s despite review", c.Gene, c.Phenotype)
 		}
 	}
+	// The evidence ledger has exactly one entry per input item, each in a
+	// state, with a reason exactly when the item was not used.
+	if want := len(req.Variants) + len(req.Calls) + len(req.Diplotypes) + len(req.HLA); len(res.Evidence) != want {
+		t.Fatalf("evidence ledger has %d entries for %d input items: %+v", len(res.Evidence), want, res.Evidence)
+	}
+	fields := map[string]bool{}
+	for _, e := range res.Evidence {
+		if fields[e.Field] || e.State == 0 || (e.State == engine.EvidenceUsed) != (e.Reason == "") {
+			t.Fatalf("evidence ledger entry %+v (duplicate field, no state, or a reason that does not fit the state)", e)
+		}
+		fields[e.Field] = true
+	}
 }

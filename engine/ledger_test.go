@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -227,6 +228,14 @@ func TestEvidenceLedgerEveryGene(t *testing.T) {
 				if err != nil {
 					t.Fatalf("clean: refused: %v", err)
 				}
+				// Every clean item is used, or (a reference call where no
+				// allele is defined) not placeable without sending a gene
+				// to review.
+				for _, e := range clean.Evidence {
+					if e.State == engine.EvidenceConflicting || e.State == engine.EvidenceNotPlaceable && len(e.Genes) > 0 {
+						t.Errorf("clean: %s %q is %s: %s", e.Field, e.Item, e.State, e.Reason)
+					}
+				}
 				// CYP2D6 from position data is provisional (copy number
 				// is not in position data; a rule of its own, not an
 				// evidence fault): the clean twin is the provisional
@@ -274,6 +283,16 @@ func TestEvidenceLedgerEveryGene(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatalf("fault: refused: %v", err)
+				}
+				// The ledger names the faulty item: conflicting, or not
+				// placeable with the tested gene it sent to review.
+				named := false
+				for _, e := range res.Evidence {
+					named = named || e.State == engine.EvidenceConflicting && slices.Contains(e.Genes, gene) ||
+						e.State == engine.EvidenceNotPlaceable && slices.Contains(e.Genes, gene)
+				}
+				if !named {
+					t.Errorf("fault: no evidence item is conflicting or not placeable in %s: %+v", gene, res.Evidence)
 				}
 				// A fault never reads as the clean twin does, nor as normal;
 				// an actionable reading may stand beside the review (a
@@ -346,17 +365,21 @@ func TestEvidenceLedgerCases(t *testing.T) {
 		want    []engine.GenotypeCall
 		review  string
 		refused string
+		// ledger is the state of every input item: "field state genes".
+		ledger []string
 	}{
 		{
 			name:   "DPYD Reference/Reference beside *2A homozygous: conflicting",
 			req:    engine.Request{Drug: "capecitabine", Diplotypes: map[string]string{"DPYD": "Reference/Reference"}, Variants: []string{"rs3918290"}, Zygosity: hom},
 			want:   []engine.GenotypeCall{{Gene: "DPYD", Phenotype: "Could not interpret — review"}},
 			review: "conflicting evidence: diplotypes.DPYD Reference/Reference says C/C at chr1:97450058, but rs3918290 says T/T",
+			ledger: []string{"variants[0] conflicting [DPYD]", "diplotypes.DPYD conflicting [DPYD]"},
 		},
 		{
-			name: "DPYD *2A/*2A beside *2A homozygous: used",
-			req:  engine.Request{Drug: "capecitabine", Diplotypes: map[string]string{"DPYD": "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)"}, Variants: []string{"rs3918290"}, Zygosity: hom},
-			want: []engine.GenotypeCall{{Gene: "DPYD", Diplotype: "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)", Phenotype: "Poor Metabolizer", ActivityScore: "0.0"}},
+			name:   "DPYD *2A/*2A beside *2A homozygous: used",
+			req:    engine.Request{Drug: "capecitabine", Diplotypes: map[string]string{"DPYD": "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)"}, Variants: []string{"rs3918290"}, Zygosity: hom},
+			want:   []engine.GenotypeCall{{Gene: "DPYD", Diplotype: "c.1905+1G>A (*2A)/c.1905+1G>A (*2A)", Phenotype: "Poor Metabolizer", ActivityScore: "0.0"}},
+			ledger: []string{"variants[0] used [DPYD]", "diplotypes.DPYD used [DPYD]"},
 		},
 		{
 			name: "CYP2C19 *2/*2 beside rs4244285 reference: conflicting (the reassuring side is not taken either)",
@@ -364,17 +387,20 @@ func TestEvidenceLedgerCases(t *testing.T) {
 				Zygosity: map[string]engine.Zygosity{"rs4244285": engine.Ref}},
 			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
 			review: "diplotypes.CYP2C19 *2/*2 says A/A at chr10:94781859, but rs4244285 says G/G",
+			ledger: []string{"variants[0] conflicting [CYP2C19]", "diplotypes.CYP2C19 conflicting [CYP2C19]"},
 		},
 		{
-			name: "CYP2C19 *1/*2 beside a bare rs4244285 (at least one copy): used",
-			req:  engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*2"}, Variants: []string{"rs4244285"}},
-			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*2", Phenotype: "Intermediate Metabolizer"}},
+			name:   "CYP2C19 *1/*2 beside a bare rs4244285 (at least one copy): used",
+			req:    engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*2"}, Variants: []string{"rs4244285"}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*2", Phenotype: "Intermediate Metabolizer"}},
+			ledger: []string{"variants[0] used [CYP2C19]", "diplotypes.CYP2C19 used [CYP2C19]"},
 		},
 		{
 			name:   "CYP2C19 *1/*1 beside a bare rs4244285: conflicting",
 			req:    engine.Request{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*1"}, Variants: []string{"rs4244285"}},
 			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
 			review: "rs4244285 says at least one A",
+			ledger: []string{"variants[0] conflicting [CYP2C19]", "diplotypes.CYP2C19 conflicting [CYP2C19]"},
 		},
 		{
 			// rs4244285 (CYP2C19*2) is chr10:96541616 on GRCh37 and
@@ -384,6 +410,7 @@ func TestEvidenceLedgerCases(t *testing.T) {
 				Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 96541616, Ref: "G", Alt: "A", Genotype: "1/1"}}},
 			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
 			review: "calls[0] chr10:96541616:G>A is on chr10, where CYP2C19 lies, but at no position of any allele definition",
+			ledger: []string{"calls[0] not_placeable [CYP2C19]"},
 		},
 		{
 			name:    "GRCh37 HGVS accession: refused",
@@ -407,6 +434,7 @@ func TestEvidenceLedgerCases(t *testing.T) {
 				Zygosity: map[string]engine.Zygosity{"rs4244285": engine.Ref, "NC_000010.11:g.94781859G>A": engine.Hom}},
 			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
 			review: "conflicting evidence at chr10:94781859: rs4244285 says G/G, but NC_000010.11:g.94781859G>A says A/A",
+			ledger: []string{"variants[0] conflicting [CYP2C19]", "variants[1] conflicting [CYP2C19]"},
 		},
 		{
 			name: "a bare rs4244285 beside its call 0/1: used",
@@ -414,17 +442,20 @@ func TestEvidenceLedgerCases(t *testing.T) {
 				Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 94781859, Ref: "G", Alt: "A", Genotype: "0/1"}}},
 			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*2", Phenotype: "Intermediate Metabolizer"},
 				{Gene: "CYP2C19", Diplotype: "*2/*38", Phenotype: "Intermediate Metabolizer"}},
+			ledger: []string{"variants[0] used [CYP2C19]", "calls[0] used [CYP2C19]"},
 		},
 		{
 			name:   "an rsID no definition or panel knows, with genes_tested: not placeable, the tested gene may carry it: review",
 			req:    engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"rs999999999"}},
 			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Phenotype: "Could not interpret — review"}},
 			review: "rs999999999 is in no allele definition and on no panel row, so its gene is unknown",
+			ledger: []string{"variants[0] not_placeable [CYP2C19]"},
 		},
 		{
-			name: "an HGVS item on a chromosome no tested gene is on: unrecognised, the tested gene is called",
-			req:  engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"NC_000003.12:g.1000A>G"}},
-			want: []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},
+			name:   "an HGVS item on a chromosome no tested gene is on: unrecognised, the tested gene is called",
+			req:    engine.Request{Drug: "clopidogrel", GenesTested: []string{"CYP2C19"}, Variants: []string{"NC_000003.12:g.1000A>G"}},
+			want:   []engine.GenotypeCall{{Gene: "CYP2C19", Diplotype: "*1/*1", Phenotype: "Normal Metabolizer"}},
+			ledger: []string{"variants[0] not_placeable []"},
 		},
 		{
 			name: "genes_tested alone: called",
@@ -447,6 +478,17 @@ func TestEvidenceLedgerCases(t *testing.T) {
 			gene := tt.want[0].Gene
 			if diff := cmp.Diff(tt.want, genotypeOf(res, gene)); diff != "" {
 				t.Errorf("genotype (-want +got):\n%s", diff)
+			}
+			var ledger []string
+			for _, e := range res.Evidence {
+				state := map[engine.EvidenceState]string{engine.EvidenceUsed: "used", engine.EvidenceConflicting: "conflicting", engine.EvidenceNotPlaceable: "not_placeable"}[e.State]
+				ledger = append(ledger, fmt.Sprintf("%s %s %v", e.Field, state, e.Genes))
+				if (e.State == engine.EvidenceUsed) != (e.Reason == "") {
+					t.Errorf("%s: state %s with reason %q", e.Field, state, e.Reason)
+				}
+			}
+			if diff := cmp.Diff(tt.ledger, ledger); diff != "" {
+				t.Errorf("evidence ledger (-want +got):\n%s", diff)
 			}
 			var reviews []string
 			for _, a := range res.Alerts {

@@ -303,8 +303,57 @@ type Result struct {
 	Genotype             []GenotypeCall
 	UnrecognisedVariants []string
 	Warnings             []string
-	GroundingContract    string
-	KnowledgeVersion     string
+	// Evidence is the evidence ledger: the state of every genotype input
+	// item of the request (DESIGN.md §3, "Evidence ledger").
+	Evidence          []EvidenceItem
+	GroundingContract string
+	KnowledgeVersion  string
+}
+
+// EvidenceState is what became of one genotype input item. A refused
+// item (wrong build, a notation with two meanings, an impossible
+// genotype) has no state: the request is answered 422.
+type EvidenceState int
+
+// Evidence states (DESIGN.md §3, "Evidence ledger").
+const (
+	// EvidenceUsed: the item was placed and read by the gene's call.
+	EvidenceUsed EvidenceState = iota + 1
+	// EvidenceConflicting: another item of the request states a
+	// different genotype; the gene goes to review naming both.
+	EvidenceConflicting
+	// EvidenceNotPlaceable: no allele definition position takes the
+	// item; a gene reported as tested that may carry it goes to review.
+	EvidenceNotPlaceable
+)
+
+// String returns the constant's Go name, for logs and test messages; the
+// wire name is the surfaces'.
+func (s EvidenceState) String() string {
+	switch s {
+	case EvidenceUsed:
+		return "EvidenceUsed"
+	case EvidenceConflicting:
+		return "EvidenceConflicting"
+	case EvidenceNotPlaceable:
+		return "EvidenceNotPlaceable"
+	}
+	return "EvidenceState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// EvidenceItem is one genotype input item and what became of it.
+type EvidenceItem struct {
+	// Field is the item's place in the request ("variants[2]",
+	// "calls[0]", "diplotypes.CYP2C19", "hla.HLA-B*15:02").
+	Field string
+	// Item is the item as written (trimmed).
+	Item  string
+	State EvidenceState
+	// Genes are the genes the item was placed on, or the tested genes
+	// its not being placeable sent to review.
+	Genes []string
+	// Reason says why the item was not used; empty when used.
+	Reason string
 }
 
 // Input size limits: no drug name is near 200 bytes, and free-text

@@ -28,8 +28,38 @@ type Result struct {
 	Genotype             []GenotypeCall   `json:"genotype"`
 	UnrecognisedVariants []string         `json:"unrecognised_variants"`
 	Warnings             []string         `json:"warnings"`
-	GroundingContract    string           `json:"grounding_contract"`
-	KnowledgeVersion     string           `json:"knowledge_version"`
+	// Evidence is the evidence ledger: what became of every genotype
+	// input item (DESIGN.md §3).
+	Evidence          []EvidenceItem `json:"evidence,omitempty"`
+	GroundingContract string         `json:"grounding_contract"`
+	KnowledgeVersion  string         `json:"knowledge_version"`
+}
+
+// EvidenceItem is the wire form of one genotype input item and its state:
+// "used", "conflicting" or "not_placeable".
+type EvidenceItem struct {
+	Field  string   `json:"field"`
+	Item   string   `json:"item"`
+	State  string   `json:"state"`
+	Genes  []string `json:"genes,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// evidenceStateName is the wire name of an evidence state.
+func evidenceStateName(s engine.EvidenceState) string {
+	switch s {
+	case engine.EvidenceUsed:
+		return "used"
+	case engine.EvidenceConflicting:
+		return "conflicting"
+	case engine.EvidenceNotPlaceable:
+		return "not_placeable"
+	}
+	panic("pgxapi: evidence state without a wire name: " + s.String())
+}
+
+func evidenceItemOf(e engine.EvidenceItem) EvidenceItem {
+	return EvidenceItem{Field: e.Field, Item: e.Item, State: evidenceStateName(e.State), Genes: e.Genes, Reason: e.Reason}
 }
 
 // GenotypeCall is the wire form of the interpretation of one gene.
@@ -198,6 +228,7 @@ func ResultOf(r engine.Result) Result {
 		Genotype:             mapSlice(r.Genotype, genotypeCallOf),
 		UnrecognisedVariants: r.UnrecognisedVariants,
 		Warnings:             r.Warnings,
+		Evidence:             mapSlice(r.Evidence, evidenceItemOf),
 		GroundingContract:    r.GroundingContract,
 		KnowledgeVersion:     r.KnowledgeVersion,
 	}

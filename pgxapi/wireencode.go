@@ -93,6 +93,10 @@ func (r *Result) appendJSON(dst []byte, escapeHTML bool) []byte {
 	dst = appendJSONStrings(dst, r.UnrecognisedVariants, escapeHTML)
 	dst = append(dst, `,"warnings":`...)
 	dst = appendJSONStrings(dst, r.Warnings, escapeHTML)
+	if len(r.Evidence) > 0 {
+		dst = append(dst, `,"evidence":`...)
+		dst = appendJSONSlice(dst, r.Evidence, escapeHTML, (*EvidenceItem).appendJSON)
+	}
 	dst = append(dst, `,"grounding_contract":`...)
 	dst = appendJSONStringHTML(dst, r.GroundingContract, escapeHTML)
 	dst = append(dst, `,"knowledge_version":`...)
@@ -201,6 +205,18 @@ func (g *GenotypeCall) appendJSON(dst []byte, escapeHTML bool) []byte {
 	dst = appendOptionalString(dst, `,"phenotype":`, g.Phenotype, escapeHTML)
 	dst = appendOptionalString(dst, `,"activity_score":`, g.ActivityScore, escapeHTML)
 	dst = appendOptionalStrings(dst, `,"untested_alleles":`, g.UntestedAlleles, escapeHTML)
+	return append(dst, '}')
+}
+
+func (e *EvidenceItem) appendJSON(dst []byte, escapeHTML bool) []byte {
+	dst = append(dst, `{"field":`...)
+	dst = appendJSONStringHTML(dst, e.Field, escapeHTML)
+	dst = append(dst, `,"item":`...)
+	dst = appendJSONStringHTML(dst, e.Item, escapeHTML)
+	dst = append(dst, `,"state":`...)
+	dst = appendJSONStringHTML(dst, e.State, escapeHTML)
+	dst = appendOptionalStrings(dst, `,"genes":`, e.Genes, escapeHTML)
+	dst = appendOptionalString(dst, `,"reason":`, e.Reason, escapeHTML)
 	return append(dst, '}')
 }
 

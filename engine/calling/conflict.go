@@ -87,8 +87,10 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 		}
 		if !ok {
 			if len(ro.items[gene]) > 0 {
-				return []string{fmt.Sprintf("diplotypes.%s %s: allele %s has no %s allele definition, so the %s variants given (%s) cannot be compared with it",
-					gene, given, a, gene, gene, strings.Join(ro.items[gene], ", "))}, 0
+				msg := fmt.Sprintf("diplotypes.%s %s: allele %s has no %s allele definition, so the %s variants given (%s) cannot be compared with it",
+					gene, given, a, gene, gene, strings.Join(ro.items[gene], ", "))
+				ro.conflict("diplotypes."+gene, msg)
+				return []string{msg}, 0
 			}
 			return nil, 0
 		}
@@ -158,8 +160,11 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 			agreed++
 			continue
 		}
-		conflicts = append(conflicts, fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s says %s; the two sources disagree",
-			gene, given, says, o.Source, describe(o)))
+		msg := fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s says %s; the two sources disagree",
+			gene, given, says, o.Source, describe(o))
+		conflicts = append(conflicts, msg)
+		ro.conflict(o.Source, msg)
+		ro.conflict("diplotypes."+gene, msg)
 	}
 	for _, choice := range ro.choices {
 		any, applies := false, false
@@ -177,8 +182,11 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 			agreed++
 			continue
 		}
-		conflicts = append(conflicts, fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s carries an alternate allele; the two sources disagree",
-			gene, given, says, choice[0].Source))
+		msg := fmt.Sprintf("conflicting evidence: diplotypes.%s %s says %s, but %s carries an alternate allele; the two sources disagree",
+			gene, given, says, choice[0].Source)
+		conflicts = append(conflicts, msg)
+		ro.conflict(choice[0].Source, msg)
+		ro.conflict("diplotypes."+gene, msg)
 	}
 	return conflicts, agreed
 }
@@ -257,6 +265,8 @@ func (k *Caller) positionConflicts(ro *requestObs) {
 				for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
 					ro.add(di.def.Gene, ro.review, msg)
 				}
+				ro.conflict(x.Source, msg)
+				ro.conflict(y.Source, msg)
 			}
 		}
 	}

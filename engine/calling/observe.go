@@ -187,6 +187,12 @@ type requestObs struct {
 	// rsID no definition or panel row knows): every gene the request
 	// reports as tested goes to review.
 	unplacedAnywhere []string
+	// ledger, conflicts and sentToReview are the evidence ledger
+	// (ledger.go): every input item, the sources that disagree with other
+	// evidence, and the tested genes an unplaceable item sent to review.
+	ledger       []*ledgerEntry
+	conflicts    map[string]string
+	sentToReview map[string][]string
 }
 
 func (r *requestObs) add(gene string, m map[string][]string, s string) {
@@ -204,13 +210,18 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 	for key, z := range req.Zygosity {
 		zyg[strings.ToLower(strings.TrimSpace(key))] = z
 	}
-	seen := map[string]bool{}
-	for _, item := range req.Variants {
+	seen := map[string]string{}
+	for i, item := range req.Variants {
 		v, err := parseVariantItem(item)
-		if err != nil || seen[strings.ToLower(v.item)] {
+		if err != nil {
 			continue
 		}
-		seen[strings.ToLower(v.item)] = true
+		e := ro.entry(fmt.Sprintf("variants[%d]", i), v.item, v.item)
+		if first, dup := seen[strings.ToLower(v.item)]; dup {
+			e.sameAs = first
+			continue
+		}
+		seen[strings.ToLower(v.item)] = e.field
 		z, stated := zyg[strings.ToLower(v.item)]
 		if !stated && v.rsid != "" {
 			z, stated = zyg[v.rsid]
@@ -222,11 +233,20 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 			loci = k.hgvsLoci(v)
 		}
 		if len(loci) == 0 {
-			k.unplaced(ro, v)
+			var gene string
+			e.unplaced, gene = k.unplaced(ro, v)
+			if gene != "" {
+				e.genes = []string{gene}
+			}
 			continue
 		}
 		for _, l := range loci {
-			k.placeItem(ro, l, v, z, stated, male)
+			if why := k.placeItem(ro, l, v, z, stated, male); why != "" {
+				e.unplaced = why
+			}
+			if !slices.Contains(e.genes, l.di.def.Gene) {
+				e.genes = append(e.genes, l.di.def.Gene)
+			}
 		}
 	}
 	for i, c := range req.Calls {
@@ -235,19 +255,30 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 		o := PositionObservation{Chrom: chrom, Pos: c.Pos, Ref: strings.TrimSpace(c.Ref), Alts: splitAlts(c.Alt), GT: gt, Phased: phased,
 			Source: fmt.Sprintf("calls[%d]", i)}
 		dis := k.idx.defPos[chrom][c.Pos]
+		item := fmt.Sprintf("%s:%d:%s>%s %s", chrom, c.Pos, c.Ref, c.Alt, c.Genotype)
+		e := ro.entry(o.Source, item, o.Source)
 		if len(dis) == 0 {
 			if g := k.geneSpanning(chrom, c.Pos); g != "" && !allRef(gt) {
 				ro.add(g, ro.review, fmt.Sprintf("calls[%d] %s:%d %s>%s is inside %s but at no position of its allele definitions", i, chrom, c.Pos, c.Ref, c.Alt, g))
 				ro.add(g, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
+				e.genes = []string{g}
+				e.unplaced = fmt.Sprintf("inside %s but at no position of its allele definitions; %s is sent to review", g, g)
 			} else if !allRef(gt) {
 				item := fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt)
 				ro.unrecognised = append(ro.unrecognised, item)
 				ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], fmt.Sprintf("calls[%d] %s", i, item))
+				e.source = fmt.Sprintf("calls[%d] %s", i, item)
+				e.unplaced = "at no position of any allele definition and outside every gene's defined span (a coordinate on another build?)"
+			} else {
+				e.unplaced = "a reference call at no position of any allele definition: it says nothing about a pharmacogene"
 			}
 			continue
 		}
 		for _, di := range dis {
 			ro.add(di.def.Gene, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
+			if !slices.Contains(e.genes, di.def.Gene) {
+				e.genes = append(e.genes, di.def.Gene)
+			}
 		}
 		ro.obs = append(ro.obs, o)
 	}
@@ -265,8 +296,9 @@ func allRef(gt []int) bool {
 	return true
 }
 
-// unplaced handles an item no definition position knows.
-func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
+// unplaced handles an item no definition position knows and returns why
+// it could not be placed and the gene it sent to review, if any.
+func (k *Caller) unplaced(ro *requestObs, v variantSpec) (why, gene string) {
 	if v.rsid == "" {
 		chrom := k.idx.refSeqChrom[v.chrom]
 		if chrom == "" {
@@ -275,27 +307,28 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) {
 		if g := k.geneSpanning(chrom, v.pos); g != "" {
 			ro.add(g, ro.review, fmt.Sprintf("%s is inside %s but at no position of its allele definitions", v.item, g))
 			ro.add(g, ro.items, v.item)
-			return
+			return fmt.Sprintf("inside %s but at no position of its allele definitions; %s is sent to review", g, g), g
 		}
 		ro.unrecognised = append(ro.unrecognised, v.item)
 		if chrom != "" {
 			ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], v.item)
-		} else {
-			ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
+			return "at no position of any allele definition and outside every gene's defined span (a coordinate on another build?)", ""
 		}
-		return
+		ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
+		return "names no chromosome the definitions use", ""
 	}
 	if tv, ok := k.TrackedVariant(v.rsid); ok {
 		if _, hasDef := k.idx.defs[tv.Gene]; hasDef {
 			ro.add(tv.Gene, ro.review, fmt.Sprintf("%s (%s on the tracked panel) is in no CPIC/PharmCAT allele definition of %s, so its effect on the %s result is not interpreted", v.item, tv.AlleleLabel, tv.Gene, tv.Gene))
 			ro.add(tv.Gene, ro.items, v.item)
-			return
+			return fmt.Sprintf("%s on the tracked panel, but in no allele definition of %s; %s is sent to review", tv.AlleleLabel, tv.Gene, tv.Gene), tv.Gene
 		}
 		ro.warnings = append(ro.warnings, fmt.Sprintf("%s (%s) is on the tracked panel but no CPIC allele definition uses it; it does not change the advice", v.rsid, tv.Gene))
-		return
+		return fmt.Sprintf("on the tracked panel (%s), but no CPIC allele definition uses it; it does not change the advice", tv.Gene), ""
 	}
 	ro.unrecognised = append(ro.unrecognised, v.item)
 	ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
+	return "in no allele definition and on no panel row, so its gene is unknown", ""
 }
 
 // hgvsLoci finds the definition position of a genomic HGVS item.
@@ -329,14 +362,14 @@ func (k *Caller) geneSpanning(chrom string, pos int) string {
 
 // placeItem turns one rsID/HGVS item at one definition position into an
 // observation (or a set of choices when the alternate base is unknown).
-func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Zygosity, stated, male bool) {
+func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Zygosity, stated, male bool) (unplaced string) {
 	d := l.di.def
 	p := d.Positions[l.i]
 	gene := d.Gene
 	ro.add(gene, ro.items, v.item)
 	if v.rsid == "" && v.ref != p.Ref {
 		ro.add(gene, ro.review, fmt.Sprintf("%s: the reference base %s is not the GRCh38 base %s at %s:%d", v.item, v.ref, p.Ref, d.Chromosome, p.Pos))
-		return
+		return fmt.Sprintf("the reference base %s is not the GRCh38 base %s at %s:%d; %s is sent to review", v.ref, p.Ref, d.Chromosome, p.Pos, gene)
 	}
 	ref := l.di.refCells[l.i]
 	// The alternate alleles the definitions use at the position.
@@ -365,7 +398,7 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		alts = defined
 	case len(defined) == 0:
 		ro.add(gene, ro.review, fmt.Sprintf("%s: no %s allele is defined by a non-reference base at %s:%d", v.item, gene, d.Chromosome, p.Pos))
-		return
+		return fmt.Sprintf("no %s allele is defined by a non-reference base at %s:%d; %s is sent to review", gene, d.Chromosome, p.Pos, gene)
 	default:
 		alts = defined
 	}
@@ -398,14 +431,14 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		o := base
 		o.GT = gtFor(0)
 		ro.obs = append(ro.obs, o)
-		return
+		return ""
 	}
 	if len(alts) == 1 {
 		o := base
 		o.Alts = alts
 		o.GT = gtFor(1)
 		ro.obs = append(ro.obs, o)
-		return
+		return ""
 	}
 	var choice []PositionObservation
 	for _, a := range alts {
@@ -416,6 +449,7 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 	}
 	ro.choices = append(ro.choices, choice)
 	ro.add(gene, ro.notes, fmt.Sprintf("%s is multi-allelic (%s>%s) and was given without its allele: each was tried and the most severe reading applies; give it as %s:ALT", v.item, p.Ref, strings.Join(alts, ","), v.item))
+	return ""
 }
 
 // maxChoiceCombinations bounds the readings tried for multi-allelic rsIDs

@@ -153,6 +153,7 @@ func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engi
 				len(ev.gt.Unrecognised), strings.Join(ev.gt.Unrecognised, ", ")))
 		}
 		res.Genotype = ev.genotypeCalls()
+		res.Evidence = ev.gt.Evidence
 	}
 
 	var d *engine.Drug

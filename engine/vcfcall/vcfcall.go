@@ -156,6 +156,8 @@ type Stats struct {
 	// IndexNote says why an index given was not used.
 	ReadByRegion bool
 	IndexNote    string
+	// BytesRead are the bytes read from the file over all passes.
+	BytesRead int64
 }
 
 // SampleResult is the answer for one sample, as JSON.
@@ -306,6 +308,7 @@ func (r *run) pass(pass int) (bool, error) {
 	}
 	defer f.Close()
 	cr := &countingReader{r: f}
+	defer func() { r.st.BytesRead += cr.n }()
 	lo, hi := pass*r.per, (pass+1)*r.per
 	rank := 0 // requested samples seen so far in the #CHROM line
 	records, used := 0, 0
@@ -631,6 +634,11 @@ func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, Chec
 		msg := "the check could not be made: " + err.Error()
 		return CheckResult{Drug: drug, Error: msg}, CheckOutcome{Drug: drug, Error: msg}
 	}
+	// The calls were written from the file for this check: a ledger of
+	// them would name request fields the caller never sent. The file's
+	// evidence is accounted for in the sample's gene entries instead
+	// (positions used, no-calls and untested alleles, per gene).
+	res.Evidence = nil
 	return CheckResult{Drug: drug, Result: r.opt.Wire(res)}, CheckOutcome{Drug: drug, OverallSeverity: res.OverallSeverity}
 }
 
