@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -15,7 +16,7 @@ import (
 // FILE.csi beside the file. An index beside the file that cannot be read
 // or is older than the file is named on stderr and the file is read whole:
 // the answers are the same either way, only slower.
-func callIndex(name, path, flagPath string, stderr io.Writer) (*vcf.Index, error) {
+func callIndex(name, path, flagPath string, stderr io.Writer) (*callIndexFile, error) {
 	if flagPath != "" {
 		idx, err := readIndexFile(flagPath)
 		if err != nil {
@@ -45,13 +46,29 @@ func callIndex(name, path, flagPath string, stderr io.Writer) (*vcf.Index, error
 	return nil, nil
 }
 
-func readIndexFile(path string) (*vcf.Index, error) {
+// callIndexFile is an index read for a call, with its path and SHA-256
+// (the call's summary names them).
+type callIndexFile struct {
+	*vcf.Index
+	path, sha256 string
+}
+
+func readIndexFile(path string) (*callIndexFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return vcf.ReadIndex(f, 0)
+	h := sha256.New()
+	idx, err := vcf.ReadIndex(io.TeeReader(f, h), 0)
+	if err != nil {
+		return nil, err
+	}
+	// ReadIndex may stop before the end (padding, a trailing block).
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return &callIndexFile{Index: idx, path: path, sha256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // hashFile starts hashing a file in the background (a read by region does

@@ -19,7 +19,8 @@ import (
 
 // TestCallByRegion: a bgzip genome with FILE.tbi beside it is read by
 // region, with the same samples' answers as the file read whole (but for
-// how records are named) and the whole file's SHA-256; a stale or corrupt
+// how records are named), the index's SHA-256 and the bytes read (the
+// whole file's SHA-256 with --file-sha256); a stale or corrupt
 // .tbi is named on stderr and the file read whole; --index with an
 // unreadable file is an error.
 func TestCallByRegion(t *testing.T) {
@@ -59,12 +60,24 @@ func TestCallByRegion(t *testing.T) {
 		}
 		return doc, stderr
 	}
+	tbi, _ := os.ReadFile(path + ".tbi")
+	tbiSum := sha256.Sum256(tbi)
 	region, stderr := call(path)
-	if !strings.Contains(stderr, "read by region through the index") || region.File.SHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("by region: sha256 %s, stderr:\n%s", region.File.SHA256, stderr)
+	// By region the whole file is not read, so its SHA-256 is not given;
+	// the index's is, with the bytes read.
+	rr := region.File.ReadByRegion
+	if !strings.Contains(stderr, "read by region through the index") || region.File.SHA256 != "" || rr == nil ||
+		rr.Index != "NA12878.g.vcf.gz.tbi" || rr.IndexSHA256 != hex.EncodeToString(tbiSum[:]) || rr.BytesRead <= 0 || rr.BytesRead >= int64(len(data)) {
+		t.Errorf("by region: file %+v read by region %+v, stderr:\n%s", region.File, rr, stderr)
+	}
+	if summed, _ := call(path, "--file-sha256"); summed.File.SHA256 != hex.EncodeToString(sum[:]) || summed.File.ReadByRegion == nil {
+		t.Errorf("by region with --file-sha256: file %+v", summed.File)
 	}
 	os.Rename(path+".tbi", filepath.Join(dir, "elsewhere.tbi"))
 	whole, stderr := call(path)
+	if whole.File.SHA256 != hex.EncodeToString(sum[:]) || whole.File.ReadByRegion != nil {
+		t.Errorf("whole: file %+v", whole.File)
+	}
 	if strings.Contains(stderr, "read by region") || whole.Records <= region.Records || whole.RecordsUsed != region.RecordsUsed {
 		t.Errorf("whole: %d/%d records, by region %d/%d; stderr:\n%s", whole.Records, whole.RecordsUsed, region.Records, region.RecordsUsed, stderr)
 	}
