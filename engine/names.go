@@ -13,6 +13,12 @@ const (
 	NameKindSalt           = "salt"
 	NameKindAbbreviation   = "abbreviation"
 	NameKindCombination    = "combination"
+	// NameKindRegimen: an abbreviation of HIV, TB or cancer prescribing
+	// for one drug or a regimen of several ("EFV", "ATV/r", "FOLFOX",
+	// "HRZE"), with its expansion in Ingredients as the cited abbreviation
+	// list gives it. Its Drugs are the ingredients the knowledge covers and
+	// may be empty (HRZE: none of its four drugs has guidance here).
+	NameKindRegimen = "regimen"
 )
 
 // Flags of a DrugName row that call for care before a match is trusted.
@@ -35,15 +41,16 @@ type DrugName struct {
 	Name string
 	Kind string
 	// Drugs are the covered drugs the name stands for (knowledge names):
-	// one, or for a combination product every covered ingredient.
+	// one, or for a combination product or regimen every covered
+	// ingredient (a regimen may cover none).
 	Drugs []string
 	// Markets are where the sources place the name: US, IN, intl, unknown.
 	Markets []string
 	// Stem is the product name cut before its strength or dose form
 	// ("Clopilet 150 Tablet" → "Clopilet"), when the source gives one.
 	Stem string
-	// Ingredients are a combination's ingredients as the source lists them
-	// (covered or not).
+	// Ingredients are a combination's or a regimen's ingredients as the
+	// source lists them (covered or not).
 	Ingredients []string
 	// Flags are NameFlag* values.
 	Flags     []string

@@ -26,7 +26,7 @@ type DrugReading struct {
 	Status string
 	// Via says how the drugs were identified: "name", "salt",
 	// "generic-synonym", "abbreviation", "brand", "combination",
-	// "ingredient list", "RxNorm" or "ATC".
+	// "regimen", "ingredient list", "RxNorm" or "ATC".
 	Via string
 	// Matched is the name or code that matched, as the knowledge writes it.
 	Matched string

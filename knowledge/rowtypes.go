@@ -326,22 +326,23 @@ type AlleleCell struct {
 }
 
 // DrugName is one name under which a covered drug is prescribed or sold:
-// a brand, a salt form, a generic synonym, an abbreviation, or a
-// combination product.
+// a brand, a salt form, a generic synonym, an abbreviation, a
+// combination product, or a regimen abbreviation (engine.NameKindRegimen).
 type DrugName struct {
 	// Name is the name as the source writes it.
 	Name string `json:"name"`
 	Kind string `json:"kind"`
 	// Drugs are the covered drugs the name stands for (knowledge names):
-	// one, or for a combination product every covered ingredient.
+	// one, or for a combination product or regimen every covered
+	// ingredient (a regimen may cover none: an empty list).
 	Drugs []string `json:"drugs"`
 	// Markets are where the sources place the name: US, IN, intl, unknown.
 	Markets []string `json:"markets"`
 	// Stem is the product name cut before its strength or dose form
 	// ("Clopilet 150 Tablet" → "Clopilet"), when the source gives one.
 	Stem string `json:"stem,omitempty"`
-	// Ingredients are a combination's ingredients as the source lists them
-	// (covered or not).
+	// Ingredients are a combination's or a regimen's ingredients as the
+	// source lists them (covered or not).
 	Ingredients []string `json:"ingredients,omitempty"`
 	// Flags are engine.NameFlag* values.
 	Flags     []string `json:"flags,omitempty"`

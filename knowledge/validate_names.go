@@ -9,8 +9,9 @@ import (
 )
 
 // validateNames checks drug_names.json and indications.json: every row
-// cites known sources; a drug name names known drugs, a known kind, known
-// markets and flags, and a combination lists at least two ingredients; an
+// cites known sources; a drug name names known drugs (a regimen may name
+// none), a known kind, known markets and flags, a combination lists at
+// least two ingredients and a regimen at least one; an
 // indication code names a population that some recommendation row has, a
 // known code system and match, and no (system, code, population) twice.
 func (v *validator) validateNames(kb *engine.Knowledge) {
@@ -21,10 +22,10 @@ func (v *validator) validateNames(kb *engine.Knowledge) {
 		if strings.TrimSpace(n.Name) == "" {
 			v.add(kbfile.DrugNames, row, "name", "empty name")
 		}
-		if !oneOf(n.Kind, engine.NameKindBrand, engine.NameKindGenericSynonym, engine.NameKindSalt, engine.NameKindAbbreviation, engine.NameKindCombination) {
+		if !oneOf(n.Kind, engine.NameKindBrand, engine.NameKindGenericSynonym, engine.NameKindSalt, engine.NameKindAbbreviation, engine.NameKindCombination, engine.NameKindRegimen) {
 			v.add(kbfile.DrugNames, row, "kind", "unknown kind %q", n.Kind)
 		}
-		if len(n.Drugs) == 0 {
+		if len(n.Drugs) == 0 && n.Kind != engine.NameKindRegimen {
 			v.add(kbfile.DrugNames, row, "drugs", "names no drug")
 		}
 		for j, d := range n.Drugs {
@@ -44,6 +45,9 @@ func (v *validator) validateNames(kb *engine.Knowledge) {
 		}
 		if n.Kind == engine.NameKindCombination && len(n.Ingredients) < 2 {
 			v.add(kbfile.DrugNames, row, "ingredients", "a combination lists %d ingredient(s)", len(n.Ingredients))
+		}
+		if n.Kind == engine.NameKindRegimen && len(n.Ingredients) == 0 {
+			v.add(kbfile.DrugNames, row, "ingredients", "a regimen lists no ingredient")
 		}
 		k := strings.ToLower(n.Name) + "|" + n.Kind
 		if seen[k] {

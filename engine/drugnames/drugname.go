@@ -24,7 +24,10 @@ type nameEntry struct {
 	drugs   []string // covered drugs it names
 	ingr    []string // combination ingredients as listed
 	confirm string   // non-empty: the reason a match needs confirmation (it is not checked)
+	twoWays bool     // confirm because the key has more than one meaning (twoMeanings)
 	caution string   // non-empty: checked, with this note (the name is also an English word)
+	regimen bool     // a row of the regimen-abbreviation table (engine.NameKindRegimen)
+	sources []string // the row's source ids (regimen rows: named in the reading's note)
 }
 
 // nameIndex is the drug-name index built by Build.
@@ -47,6 +50,10 @@ type nameSeq struct {
 type suggestKey struct {
 	key   string
 	drugs []string
+	// generic: the key is a drug's own name, a generic synonym or a salt
+	// (an INN-like name a misspelling can be corrected to); otherwise a
+	// brand (a coined word: see didYouMean).
+	generic bool
 }
 
 // formWords are strength, dose-form, release and route words; they are set
@@ -196,7 +203,11 @@ func buildNameIndex(k *engine.Knowledge) *nameIndex {
 				ni.byKey[key] = append(ni.byKey[key], ke)
 			}
 		}
-		if trusted && e.confirm == "" && e.caution == "" {
+		// Free text is searched only for names that stay longer than three
+		// characters once strength and form are set aside: "ATV 10mg
+		// Tablet" is "ATV" there, which the "ATV/r" of "ATV/r 300/100"
+		// would otherwise match.
+		if trusted && e.confirm == "" && e.caution == "" && len([]rune(nameKey(kept))) > 3 {
 			ni.seqs[kept[0]] = append(ni.seqs[kept[0]], nameSeq{tokens: kept, e: e})
 		}
 	}
@@ -216,7 +227,13 @@ func buildNameIndex(k *engine.Knowledge) *nameIndex {
 	}
 	for i := range k.DrugNames {
 		n := &k.DrugNames[i]
-		e := &nameEntry{label: n.Name, via: n.Kind, drugs: n.Drugs, ingr: n.Ingredients}
+		if n.Kind == engine.NameKindRegimen {
+			e := &nameEntry{label: n.Name, via: n.Kind, rank: 1, drugs: n.Drugs, ingr: n.Ingredients, regimen: true, sources: n.SourceIDs}
+			e.caution = regimenCaution(n)
+			add(n.Name, e, e.caution == "")
+			continue
+		}
+		e := &nameEntry{label: n.Name, via: n.Kind, drugs: n.Drugs, ingr: n.Ingredients, sources: n.SourceIDs}
 		switch n.Kind {
 		case engine.NameKindSalt, engine.NameKindGenericSynonym, engine.NameKindAbbreviation:
 			e.rank = 1
@@ -234,6 +251,7 @@ func buildNameIndex(k *engine.Knowledge) *nameIndex {
 			add(n.Stem, &se, n.Kind != engine.NameKindCombination)
 		}
 	}
+	ni.twoMeanings()
 	for first := range ni.seqs {
 		ss := ni.seqs[first]
 		sort.SliceStable(ss, func(i, j int) bool { return len(ss[i].tokens) > len(ss[j].tokens) })
@@ -245,20 +263,105 @@ func buildNameIndex(k *engine.Knowledge) *nameIndex {
 	sort.Strings(keys)
 	for _, key := range keys {
 		var drugs []string
-		ok := false
+		ok, generic := false, false
 		for _, e := range ni.byKey[key] {
-			if e.confirm == "" && e.rank <= 2 {
+			if e.confirm == "" && e.rank <= 2 && !e.regimen && len(e.drugs) > 0 {
 				ok = true
+				generic = generic || e.via == "name" || e.via == engine.NameKindGenericSynonym || e.via == engine.NameKindSalt
 				for _, d := range e.drugs {
 					drugs = appendUnique(drugs, d)
 				}
 			}
 		}
 		if ok && len(key) >= 4 {
-			ni.suggest = append(ni.suggest, suggestKey{key: key, drugs: drugs})
+			ni.suggest = append(ni.suggest, suggestKey{key: key, drugs: drugs, generic: generic})
 		}
 	}
 	return ni
+}
+
+// regimenCaution is the note a reading through a regimen-table row
+// carries: a short abbreviation ("EFV", "3TC") or one that is also an
+// English word ("RIPE") is read when it is the whole input, never
+// looked for inside free text, and the answer asks to confirm it.
+func regimenCaution(n *engine.DrugName) string {
+	what := strings.Join(n.Ingredients, " + ")
+	for _, f := range n.Flags {
+		switch f {
+		case engine.NameFlagEnglishWord:
+			return fmt.Sprintf("%q is also an ordinary English word; it was read as the regimen abbreviation for %s — confirm", n.Name, what)
+		case engine.NameFlagShort:
+			return fmt.Sprintf("%q is a short abbreviation; it was read as %s by the regimen-abbreviation table — confirm", n.Name, what)
+		}
+	}
+	return ""
+}
+
+// twoMeanings refuses to guess between the meanings of an abbreviation:
+// when a key of a regimen-table row is also a name of anything else that
+// stands for other drugs ("ATV": atazanavir in the HIV abbreviation list,
+// and the Indian atorvastatin brand "ATV 10mg Tablet"), every entry of the
+// key needs confirmation, naming each meaning; nothing is checked and
+// did_you_mean lists the covered drugs of every meaning.
+func (ni *nameIndex) twoMeanings() {
+	for key, es := range ni.byKey {
+		var reg *nameEntry
+		for _, e := range es {
+			if e.regimen {
+				reg = e
+				break
+			}
+		}
+		if reg == nil {
+			continue
+		}
+		var meanings []string
+		differ := false
+		for _, e := range es {
+			m := meaningOf(e)
+			if !slices.Contains(meanings, m) {
+				meanings = append(meanings, m)
+			}
+			if !sameSet(e.drugs, reg.drugs) || (e.regimen && !sameSet(e.ingr, reg.ingr)) {
+				differ = true
+			}
+		}
+		if !differ {
+			continue
+		}
+		why := fmt.Sprintf("%q has more than one meaning (%s) and was not guessed", reg.label, strings.Join(meanings, "; "))
+		out := make([]*nameEntry, len(es))
+		for i, e := range es {
+			c := *e
+			c.confirm, c.caution, c.twoWays = why, "", true
+			out[i] = &c
+		}
+		ni.byKey[key] = out
+		for first, ss := range ni.seqs {
+			ni.seqs[first] = slices.DeleteFunc(ss, func(sq nameSeq) bool { return nameKey(sq.tokens) == key })
+		}
+	}
+}
+
+// meaningOf describes what an entry reads as, for twoMeanings' note.
+func meaningOf(e *nameEntry) string {
+	if e.regimen {
+		return fmt.Sprintf("the abbreviation for %s", strings.Join(e.ingr, " + "))
+	}
+	return fmt.Sprintf("the %s %q of %s", e.via, e.label, strings.Join(e.drugs, " + "))
+}
+
+// sameSet reports whether a and b hold the same strings, case aside.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !containsFold(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func appendUnique(ss []string, s string) []string {
@@ -382,6 +485,20 @@ func (k *Reader) readDrug(input string, suggest bool) engine.DrugReading {
 				r.Notes = append(r.Notes, es[0].confirm+"; it was not checked")
 				continue
 			}
+			if len(entryDrugs(es)) == 0 {
+				// A regimen-table abbreviation of drugs the knowledge
+				// does not cover ("TDF" of "TDF/FTC/EFV").
+				unread = append(unread, strings.TrimSpace(p))
+				r.Notes = append(r.Notes, fmt.Sprintf("%q was read by the regimen-abbreviation table as %s, which has no pharmacogenomic guidance in the knowledge; it was not checked",
+					strings.TrimSpace(p), strings.Join(es[0].ingr, " + ")))
+				continue
+			}
+			for _, x := range es {
+				if x.caution != "" {
+					r.Notes = append(r.Notes, x.caution)
+					break
+				}
+			}
 			found = true
 			ignored = append(ignored, ign...)
 			for _, d := range entryDrugs(es) {
@@ -502,6 +619,8 @@ func best(es []*nameEntry) []*nameEntry {
 	}
 	if len(trusted) > 0 {
 		es = trusted
+	} else if es[0].twoWays {
+		return es // every meaning is named
 	}
 	minRank := es[0].rank
 	for _, e := range es {
@@ -546,6 +665,14 @@ func (k *Reader) fromEntries(r *engine.DrugReading, es []*nameEntry) {
 			e = x
 		}
 	}
+	if confirmOnly(es) {
+		for _, x := range es {
+			if x.regimen {
+				e = x // an abbreviation with two meanings
+				break
+			}
+		}
+	}
 	r.Matched, r.Via = e.label, e.via
 	if confirmOnly(es) {
 		r.Status = engine.DrugStatusNeedsConfirmation
@@ -571,6 +698,12 @@ func (k *Reader) fromEntries(r *engine.DrugReading, es []*nameEntry) {
 	if len(es) > 1 && len(r.Drugs) > 1 && e.via != engine.NameKindCombination {
 		r.Notes = append(r.Notes, fmt.Sprintf("the name %q is listed for more than one drug (%s); each is checked", e.label, strings.Join(r.Drugs, ", ")))
 	}
+	for _, x := range es {
+		if x.regimen {
+			k.regimenReading(r, x)
+			return
+		}
+	}
 	if len(r.Ingredients) > 0 {
 		r.Via = engine.NameKindCombination
 		// Ingredients that are not among the covered drugs.
@@ -584,6 +717,40 @@ func (k *Reader) fromEntries(r *engine.DrugReading, es []*nameEntry) {
 			r.Notes = append(r.Notes, fmt.Sprintf("combination product: %s checked; %s not checked (no pharmacogenomic guidance in the knowledge)",
 				strings.Join(r.Drugs, ", "), strings.Join(r.Unrecognised, ", ")))
 		}
+	}
+}
+
+// regimenReading completes the reading of a regimen-table abbreviation:
+// its ingredients are the table's expansion; those the knowledge covers
+// are checked, the others are listed as not checked. An abbreviation none
+// of whose ingredients is covered ("HRZE", "3TC") is not-recognised —
+// nothing was checked — with the expansion and the reason in the notes.
+func (k *Reader) regimenReading(r *engine.DrugReading, e *nameEntry) {
+	r.Via = engine.NameKindRegimen
+	r.Ingredients = append([]string(nil), e.ingr...)
+	r.Drugs = append([]string{}, e.drugs...)
+	sort.Strings(r.Drugs)
+	r.Unrecognised = nil
+	for _, in := range e.ingr {
+		if !slices.Contains(e.drugs, in) {
+			r.Unrecognised = append(r.Unrecognised, in)
+		}
+	}
+	src := ""
+	if len(e.sources) > 0 {
+		src = " (source: " + strings.Join(e.sources, ", ") + ")"
+	}
+	read := fmt.Sprintf("%q was read by the regimen-abbreviation table as %s%s", e.label, strings.Join(e.ingr, " + "), src)
+	switch {
+	case len(r.Drugs) == 0:
+		r.Status = engine.DrugStatusNotRecognised
+		r.Notes = append(r.Notes, read+"; none of these has pharmacogenomic guidance in the knowledge: nothing was checked")
+	case len(r.Unrecognised) > 0:
+		r.Status = engine.DrugStatusPartial
+		r.Notes = append(r.Notes, fmt.Sprintf("%s; %s checked; %s not checked (no pharmacogenomic guidance in the knowledge)",
+			read, strings.Join(r.Drugs, ", "), strings.Join(r.Unrecognised, ", ")))
+	default:
+		r.Notes = append(r.Notes, read)
 	}
 }
 
@@ -660,9 +827,26 @@ func (k *Reader) scan(toks []string, r *engine.DrugReading) bool {
 	return true
 }
 
-// didYouMean suggests covered drugs whose name, synonym, salt or brand is
-// within a small edit distance of the input (strength and form words
-// aside), best first, at most three.
+// didYouMean offers covered drugs the input may have meant. The offer is
+// a question and never a reading: the input stays not-recognised, nothing
+// is checked for the drugs offered, and the answer says so. The rule:
+//
+//   - Generic names (a drug's name, a generic synonym or a salt) are
+//     corrected for misspelling: within two edits (three for inputs longer
+//     than eight characters), or the input is the first five or more
+//     letters of the name ("clopidog"). A name found inside the other
+//     after its first letter ("omeprazole" in "esomeprazole",
+//     "venlafaxine" in "desvenlafaxine") is a different substance (a
+//     prefixed INN), never a misspelling.
+//   - Brand names are coined words: two brands a letter or two apart are
+//     routinely different products with different ingredients ("Cytotam"
+//     and "Citopam", "Oxotin" and "Oxepin"). A brand's drug is offered only
+//     for a one-edit slip of a name of five or more letters, and only when
+//     no name of another drug is within two edits of the input.
+//   - Abbreviations, regimen abbreviations and combination products are
+//     never offered.
+//
+// Best first (fewest edits, then name), at most three.
 func (k *Reader) didYouMean(name string) []string {
 	toks, _ := stripForm(nameTokens(name))
 	n := nameKey(toks)
@@ -673,12 +857,17 @@ func (k *Reader) didYouMean(name string) []string {
 	if len(n) > 8 {
 		limit = 3
 	}
-	bestDist := map[string]int{}
 	nr := []rune(n)
 	prev := make([]int, 64)
 	cur := make([]int, 64)
+	type near struct {
+		drugs   []string
+		dist    int
+		generic bool
+	}
+	var nears []near
 	for _, sk := range k.idx.names.suggest {
-		prefix := len(n) >= 5 && strings.HasPrefix(sk.key, n)
+		prefix := sk.generic && len(n) >= 5 && strings.HasPrefix(sk.key, n)
 		if abs(len(sk.key)-len(n)) > limit && !prefix {
 			continue
 		}
@@ -689,9 +878,32 @@ func (k *Reader) didYouMean(name string) []string {
 			}
 			d = limit // "clopid" → clopidogrel
 		}
-		for _, drug := range sk.drugs {
+		if strings.Index(n, sk.key) > 0 || strings.Index(sk.key, n) > 0 {
+			continue // esomeprazole / omeprazol(e): another substance
+		}
+		nears = append(nears, near{drugs: sk.drugs, dist: d, generic: sk.generic})
+	}
+	bestDist := map[string]int{}
+	offer := func(drugs []string, d int) {
+		for _, drug := range drugs {
 			if old, ok := bestDist[drug]; !ok || d < old {
 				bestDist[drug] = d
+			}
+		}
+	}
+	for _, x := range nears {
+		switch {
+		case x.generic:
+			offer(x.drugs, x.dist)
+		case x.dist <= 1 && len(nr) >= 5:
+			alone := true
+			for _, y := range nears {
+				if y.dist <= 2 && !sameSet(y.drugs, x.drugs) {
+					alone = false
+				}
+			}
+			if alone {
+				offer(x.drugs, x.dist)
 			}
 		}
 	}

@@ -16,6 +16,9 @@ func readingWarnings(r *engine.DrugReading) []string {
 	switch r.Status {
 	case engine.DrugStatusNotRecognised:
 		msg := fmt.Sprintf("drug %q was not recognised: no pharmacogenomic guidance was checked, which does not mean it is safe — review", r.Input)
+		if r.Via == engine.NameKindRegimen {
+			msg = fmt.Sprintf("drug %q was read as %s, none of which has pharmacogenomic guidance in the knowledge: nothing was checked, which does not mean it is safe — review", r.Input, strings.Join(r.Ingredients, " + "))
+		}
 		if len(r.DidYouMean) > 0 {
 			msg += "; did you mean " + strings.Join(r.DidYouMean, " or ") + "?"
 		}
@@ -41,6 +44,8 @@ func readingWarnings(r *engine.DrugReading) []string {
 func notInterpretedAlert(r *engine.DrugReading) engine.Alert {
 	what := fmt.Sprintf("The drug %q was not recognised", r.Input)
 	switch {
+	case r.Status == engine.DrugStatusNotRecognised && r.Via == engine.NameKindRegimen:
+		what = fmt.Sprintf("The drug %q was read as %s, none of which has pharmacogenomic guidance in the knowledge", r.Input, strings.Join(r.Ingredients, " + "))
 	case r.Status == engine.DrugStatusNeedsConfirmation:
 		what = fmt.Sprintf("The drug %q may stand for %s but is also an ordinary word or a short abbreviation", r.Input, strings.Join(r.DidYouMean, " or "))
 	case len(r.Unrecognised) > 0 && len(r.Drugs) > 0:

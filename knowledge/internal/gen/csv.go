@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,23 @@ func readCSV(dir, name string, need []string, repair repairFunc) (*table, error)
 		return nil, err
 	}
 	defer f.Close()
-	cr := csv.NewReader(f)
+	return parseCSV(f, name, need, repair)
+}
+
+// readCSVFS is readCSV for a file of fsys (the curated tables embedded in
+// the generator, curated.go).
+func readCSVFS(fsys fs.FS, name string, need []string) (*table, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseCSV(f, name, need, nil)
+}
+
+// parseCSV reads a CSV file named name from r (see readCSV).
+func parseCSV(r io.Reader, name string, need []string, repair repairFunc) (*table, error) {
+	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {

@@ -122,9 +122,7 @@ func (b *builder) buildDrugNames(dir string) error {
 	if err != nil {
 		return err
 	}
-	type key struct{ name, kind string }
-	rows := map[key]*knowledge.DrugName{}
-	var order []key
+	nb := newNameBuilder()
 	for _, r := range t.rows {
 		drug, name, kind, market := r.s("drug"), r.s("name"), r.s("kind"), r.s("market")
 		if _, ok := b.drugSet[drug]; !ok {
@@ -161,46 +159,84 @@ func (b *builder) buildDrugNames(dir string) error {
 			}
 			flags = append(flags, f)
 		}
-		k := key{strings.ToLower(strings.Join(strings.Fields(name), " ")), kind}
-		dn := rows[k]
-		if dn == nil {
-			dn = &knowledge.DrugName{Name: strings.Join(strings.Fields(name), " "), Kind: kind}
-			rows[k] = dn
-			order = append(order, k)
-		}
-		dn.Drugs = appendUniq(dn.Drugs, drug)
-		dn.Markets = appendUniq(dn.Markets, market)
-		dn.SourceIDs = appendUniq(dn.SourceIDs, sid)
-		for _, f := range flags {
-			dn.Flags = appendUniq(dn.Flags, f)
-		}
-		for _, in := range ingredients {
-			if !containsFold(dn.Ingredients, in) {
-				dn.Ingredients = append(dn.Ingredients, in)
-			}
-		}
-		if st := r.s("brand_stem"); st != "" && (dn.Stem == "" || st < dn.Stem) {
-			dn.Stem = st
+		nb.add(name, kind, []string{drug}, market, sid, ingredients, r.s("brand_stem"), flags)
+	}
+	// The curated tables of the generator (curated.go): regimen
+	// abbreviations and Indian brands read from public pages.
+	if err := b.curatedNames(nb); err != nil {
+		return err
+	}
+	b.kb.DrugNames = append(b.kb.DrugNames, nb.rows()...)
+	return nil
+}
+
+// nameBuilder groups drug-name rows by (name, kind), case-insensitively:
+// a name several sources or markets list is one row naming them all.
+type nameBuilder struct {
+	byKey map[nameKey]*knowledge.DrugName
+	order []nameKey
+}
+
+type nameKey struct{ name, kind string }
+
+func newNameBuilder() *nameBuilder {
+	return &nameBuilder{byKey: map[nameKey]*knowledge.DrugName{}}
+}
+
+// add merges one source row into its (name, kind) row.
+func (nb *nameBuilder) add(name, kind string, drugs []string, market, sid string, ingredients []string, stem string, flags []string) {
+	name = strings.Join(strings.Fields(name), " ")
+	k := nameKey{strings.ToLower(name), kind}
+	dn := nb.byKey[k]
+	if dn == nil {
+		dn = &knowledge.DrugName{Name: name, Kind: kind}
+		nb.byKey[k] = dn
+		nb.order = append(nb.order, k)
+	}
+	for _, d := range drugs {
+		dn.Drugs = appendUniq(dn.Drugs, d)
+	}
+	dn.Markets = appendUniq(dn.Markets, market)
+	dn.SourceIDs = appendUniq(dn.SourceIDs, sid)
+	for _, f := range flags {
+		dn.Flags = appendUniq(dn.Flags, f)
+	}
+	for _, in := range ingredients {
+		if !containsFold(dn.Ingredients, in) {
+			dn.Ingredients = append(dn.Ingredients, in)
 		}
 	}
+	if stem != "" && (dn.Stem == "" || stem < dn.Stem) {
+		dn.Stem = stem
+	}
+}
+
+// rows returns the rows sorted by name and kind, their lists sorted;
+// only combinations and regimens keep their ingredients.
+func (nb *nameBuilder) rows() []knowledge.DrugName {
+	order := append([]nameKey(nil), nb.order...)
 	sort.Slice(order, func(i, j int) bool {
 		if order[i].name != order[j].name {
 			return order[i].name < order[j].name
 		}
 		return order[i].kind < order[j].kind
 	})
+	out := make([]knowledge.DrugName, 0, len(order))
 	for _, k := range order {
-		dn := rows[k]
+		dn := nb.byKey[k]
+		if dn.Drugs == nil {
+			dn.Drugs = []string{} // a regimen may cover no drug
+		}
 		sort.Strings(dn.Drugs)
 		sort.Strings(dn.Markets)
 		sort.Strings(dn.SourceIDs)
 		sort.Strings(dn.Flags)
-		if dn.Kind != engine.NameKindCombination {
+		if dn.Kind != engine.NameKindCombination && dn.Kind != engine.NameKindRegimen {
 			dn.Ingredients = nil
 		}
-		b.kb.DrugNames = append(b.kb.DrugNames, *dn)
+		out = append(out, *dn)
 	}
-	return nil
+	return out
 }
 
 func (b *builder) buildIndications(dir string) error {
