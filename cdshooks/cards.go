@@ -370,23 +370,15 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 	return card
 }
 
+// summary is a card's one line: what the finding is and what the matched
+// guideline row says (never a verb of another kind of row), within
+// MaxSummaryRunes.
 func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternative) string {
 	drug := capitalise(c.drug.Drug)
 	src := firstNonEmpty(a.GuidanceSource, "CPIC")
 	switch a.Category {
 	case engine.CategoryConfirmed:
-		g := genotypeText(a)
-		if a.Severity == engine.SeverityHigh {
-			if len(alts) > 0 {
-				names := make([]string, len(alts))
-				for i, x := range alts {
-					names[i] = x.Name
-				}
-				return fmt.Sprintf("%s: %s — %s: avoid; consider %s", drug, g, src, strings.Join(names, " or "))
-			}
-			return fmt.Sprintf("%s: %s — %s: avoid or use an alternative", drug, g, src)
-		}
-		return fmt.Sprintf("%s: %s — %s: change the dose or monitor", drug, g, src)
+		return confirmedSummary(drug, src, a, alts)
 	case engine.CategoryUnknown:
 		level := ""
 		if d, ok := b.s.names.Drug(c.drug.Drug); ok {
@@ -406,14 +398,106 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 			}
 			return fmt.Sprintf("%s: no %s result read; a genomic result that may be one was not interpreted — review", drug, a.Gene)
 		}
+		if !a.TestRecommended {
+			// The engine's review alert: a result was given but could not
+			// be interpreted.
+			return fmt.Sprintf("%s: the %s result given could not be interpreted — review it before prescribing", drug, a.Gene)
+		}
 		if b.genomicsUnavailable() {
 			// A result may exist: do not advise a test the patient may
 			// already have had.
 			return fmt.Sprintf("%s: %s results could not be retrieved — check the lab record before ordering a test", drug, a.Gene)
 		}
+		if calledGene(c.res, a.Gene) {
+			// A reading from part of the gene's positions.
+			return fmt.Sprintf("%s: the %s result may be incomplete (not every position reported) — confirm before relying on it", drug, a.Gene)
+		}
 		return fmt.Sprintf("%s: no %s result available — consider %s genotyping first%s", drug, a.Gene, a.Gene, level)
+	case engine.CategoryNotInterpreted:
+		return fmt.Sprintf("%s: part of the drug input could not be identified — it was not checked", drug)
 	}
 	return fmt.Sprintf("%s: India context — %s", drug, a.Message)
+}
+
+// calledGene reports whether the result holds a diplotype of gene.
+func calledGene(res engine.Result, gene string) bool {
+	for _, g := range res.Genotype {
+		if g.Gene == gene && g.Diplotype != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// confirmedSummary is the summary of a finding from the patient's
+// genotype. A HIGH finding says avoid (with the re-checked alternatives);
+// any other says what the matched row recommends, in its own words: a
+// dose change, a conditional change, or no change with a note (G6PD
+// "Variable": measure enzyme activity). The genotype is shortened, then
+// the row's text cut, to keep within MaxSummaryRunes; the detail has both
+// in full.
+func confirmedSummary(drug, src string, a engine.Alert, alts []engine.Alternative) string {
+	says := ""
+	switch {
+	case a.Severity == engine.SeverityHigh && len(alts) > 0:
+		names := make([]string, len(alts))
+		for i, x := range alts {
+			names[i] = x.Name
+		}
+		says = "avoid; consider " + strings.Join(names, " or ")
+	case a.Severity == engine.SeverityHigh:
+		says = "avoid or use an alternative"
+	case strings.TrimSpace(a.Recommendation) != "":
+		says = strings.Join(strings.Fields(a.Recommendation), " ")
+	case a.Severity == engine.SeverityModerate:
+		says = "change the dose or monitor"
+	default:
+		says = "see the guideline's note"
+	}
+	heads := []string{
+		fmt.Sprintf("%s: %s — %s: ", drug, genotypeText(a), src),
+		fmt.Sprintf("%s: %s — %s: ", drug, phenotypeText(a), src),
+		fmt.Sprintf("%s — %s: ", drug, src),
+	}
+	for _, h := range heads {
+		if utf8.RuneCountInString(h)+utf8.RuneCountInString(says) <= MaxSummaryRunes {
+			return h + says
+		}
+	}
+	// Cut the row's text at a word, keeping the longest head that leaves
+	// room for a useful part of it.
+	head := heads[len(heads)-1]
+	for _, h := range heads {
+		if MaxSummaryRunes-utf8.RuneCountInString(h) >= 60 {
+			head = h
+			break
+		}
+	}
+	room := MaxSummaryRunes - utf8.RuneCountInString(head) - 1
+	cut := string([]rune(says)[:room])
+	switch {
+	case strings.LastIndex(cut, ". ") > room/2:
+		// End at the last whole sentence that fits (the space after it
+		// is within room).
+		cut = cut[:strings.LastIndex(cut, ". ")+1] + " "
+	case strings.LastIndexByte(cut, ' ') > room/2:
+		cut = strings.TrimRight(cut[:strings.LastIndexByte(cut, ' ')], " ,;:")
+	}
+	return head + cut + "…"
+}
+
+// phenotypeText names an alert's genotype by gene and phenotype only
+// ("CYP2C19 Poor Metabolizer").
+func phenotypeText(a engine.Alert) string {
+	var parts []string
+	for _, g := range a.Genotype {
+		if g.Diplotype != "" {
+			parts = append(parts, g.Gene+" "+g.Phenotype)
+		} else {
+			parts = append(parts, g.Phenotype)
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 func firstNonEmpty(ss ...string) string {
