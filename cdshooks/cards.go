@@ -50,6 +50,10 @@ type cardBuilder struct {
 	results          []checked
 	failed           []failedCheck
 	unreadableDrafts []fhir.Issue
+	// unidentified are the draft orders whose medication names no drug of
+	// the knowledge; partlyRead those of which a part names none.
+	unidentified []fhir.MedicationOrder
+	partlyRead   []fhir.MedicationOrder
 	// unmatched are the order-select selections that name no draft order
 	// pgxsafety could read.
 	unmatched []string
@@ -148,6 +152,12 @@ func (b *cardBuilder) build() []Card {
 	}
 	for _, is := range b.unreadableDrafts {
 		cards = append(cards, b.unreadableCard(is))
+	}
+	for _, o := range b.unidentified {
+		cards = append(cards, b.unidentifiedCard(o))
+	}
+	for _, o := range b.partlyRead {
+		cards = append(cards, b.partlyReadCard(o))
 	}
 	rank := map[string]int{IndicatorCritical: 0, IndicatorWarning: 1, IndicatorInfo: 2}
 	sort.SliceStable(cards, func(i, j int) bool { return rank[cards[i].Indicator] < rank[cards[j].Indicator] })
@@ -786,7 +796,7 @@ func (b *cardBuilder) genomicAvailability(gene string) []string {
 	if kd := b.data[KeyGenomics]; kd != nil {
 		switch {
 		case kd.Error != "":
-			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Error+"): a result may exist.")
+			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Shown+"): a result may exist.")
 		case len(b.genomics.Results) == 0:
 			out = append(out, fmt.Sprintf("No genomic results (Genotype, Haplotype, Variant, Therapeutic Implication Observations) were found (from %s).", kd.Source))
 		case len(us) > 0:
@@ -994,15 +1004,28 @@ func (b *cardBuilder) implicationCard(c checked, im fhir.Implication) Card {
 	return card
 }
 
-// genomicDataCard reports genomic results that could not be used.
+// genomicDataCard reports data the checks ran without: the patient's
+// genomic results, record or conditions that could not be had from the
+// EHR, and genomic results that could not be used. How the fetch failed is
+// said in words fit for a card (keyData.Shown); the error itself is in the
+// log and the audit entry.
 func (b *cardBuilder) genomicDataCard() (Card, bool) {
 	var items []string
-	if kd := b.data[KeyGenomics]; kd != nil && kd.Error != "" {
-		items = append(items, "The patient's genomic results could not be retrieved: "+kd.Error)
+	unavailable := b.genomicsUnavailable()
+	if unavailable {
+		items = append(items, "The patient's genomic results could not be retrieved ("+b.data[KeyGenomics].Shown+"): a result may exist.")
 	}
+	if kd := b.data[KeyPatient]; kd != nil && kd.Error != "" {
+		items = append(items, "The patient's record could not be retrieved ("+kd.Shown+"): sex, age and state were not used.")
+	}
+	if kd := b.data[KeyConditions]; kd != nil && kd.Error != "" {
+		items = append(items, "The patient's active conditions could not be retrieved ("+kd.Shown+"): the indication was read from the order alone.")
+	}
+	genomicIssues := false
 	for _, is := range b.genomics.Issues {
 		if is.Genomic && is.Severity == fhir.IssueError {
 			items = append(items, is.Ref+": "+is.Message)
+			genomicIssues = true
 		}
 	}
 	if len(items) == 0 {
@@ -1012,9 +1035,16 @@ func (b *cardBuilder) genomicDataCard() (Card, bool) {
 	d.WriteString("Pharmacogenomic checks of this order ran without the data below; a finding may be missing. Review the laboratory reports.\n\n")
 	list(&d, "Not used", items)
 	id := b.cardID("genomic-data", strings.Join(items, "\x00"))
+	summary := "Some patient data could not be fetched from the EHR — pharmacogenomic checks may be incomplete"
+	switch {
+	case unavailable:
+		summary = "The patient's genomic results could not be fetched from the EHR — this order was not checked against them"
+	case genomicIssues:
+		summary = "Some genomic results could not be used — pharmacogenomic checks may be incomplete"
+	}
 	card := Card{
 		UUID:            id,
-		Summary:         "Some genomic results could not be used — pharmacogenomic checks may be incomplete",
+		Summary:         summary,
 		Detail:          strings.TrimSpace(d.String()),
 		Indicator:       IndicatorWarning,
 		Source:          Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
@@ -1028,7 +1058,7 @@ func (b *cardBuilder) failedCard(f failedCheck) Card {
 	return Card{
 		UUID:      id,
 		Summary:   truncate(fmt.Sprintf("%s: the pharmacogenomic check could not be run — review manually", capitalise(f.drug.Drug))),
-		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s", esc(f.drug.Drug), esc(orderName(f.order)), esc(f.err.Error())) + strings.TrimRight(" "+b.noIDNote(f.order), " \n"),
+		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s.", esc(f.drug.Drug), esc(orderName(f.order)), esc(checkFailure(f.err))) + strings.TrimRight(" "+b.noIDNote(f.order), " \n"),
 		Indicator: IndicatorWarning,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}
@@ -1039,7 +1069,7 @@ func (b *cardBuilder) unreadableCard(is fhir.Issue) Card {
 	return Card{
 		UUID:      id,
 		Summary:   "A draft medication order was not checked for pharmacogenomic risk — see why",
-		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(is.Message)),
+		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(quote(is.Message, 2*MaxQuotedDetailRunes))),
 		Indicator: IndicatorInfo,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}

@@ -82,28 +82,47 @@ func TestPopulationRiskCard(t *testing.T) {
 }
 
 // TestFailedCard: a drug the engine could not evaluate gets a warning card
-// that says the check was not run and why — never silence.
+// that says the check was not run and why — never silence. An input the
+// engine refused is named (it is the patient's data); any other error is
+// internal and does not reach the card.
 func TestFailedCard(t *testing.T) {
-	b, _ := newTestBuilder(t)
-	order := fhir.MedicationOrder{Ref: "MedicationRequest/mr2", ID: "mr2", Identified: true}
-	b.failed = []failedCheck{{order: order, drug: fhir.DrugMatch{Drug: "warfarin", Via: "RxNorm 11289"},
-		err: errors.New("variants[0]: is not an rsID")}}
-	cards := b.build()
-	if len(cards) != 1 {
-		t.Fatalf("%d cards, want the one failed-check card: %+v", len(cards), cards)
+	tests := []struct {
+		name      string
+		err       error
+		want      string
+		forbidden string
+	}{
+		{"refused input", &engine.ValidationError{Fields: []engine.FieldError{{Field: "variants[0]", Reason: "is not an rsID"}}},
+			"the patient's data sent with the order could not be used (variants[0]: is not an rsID)", ""},
+		{"internal error", errors.New("pq: connection refused at 10.0.0.7:5432"),
+			"an internal error stopped the check", "10.0.0.7"},
 	}
-	c := cards[0]
-	if c.Indicator != IndicatorWarning {
-		t.Errorf("indicator %q, want warning", c.Indicator)
-	}
-	if !strings.Contains(c.Summary, "Warfarin") || !strings.Contains(c.Summary, "could not be run") {
-		t.Errorf("summary %q does not say the check was not run", c.Summary)
-	}
-	if !strings.Contains(c.Detail, esc("variants[0]: is not an rsID")) || !strings.Contains(c.Detail, esc("MedicationRequest/mr2")) {
-		t.Errorf("detail %q does not name the order and the reason", c.Detail)
-	}
-	if c.Source.Topic == nil || c.Source.Topic.Code != "data-quality" {
-		t.Errorf("topic %+v, want data-quality", c.Source.Topic)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := newTestBuilder(t)
+			order := fhir.MedicationOrder{Ref: "MedicationRequest/mr2", ID: "mr2", Identified: true}
+			b.failed = []failedCheck{{order: order, drug: fhir.DrugMatch{Drug: "warfarin", Via: "RxNorm 11289"}, err: tc.err}}
+			cards := b.build()
+			if len(cards) != 1 {
+				t.Fatalf("%d cards, want the one failed-check card: %+v", len(cards), cards)
+			}
+			c := cards[0]
+			if c.Indicator != IndicatorWarning {
+				t.Errorf("indicator %q, want warning", c.Indicator)
+			}
+			if !strings.Contains(c.Summary, "Warfarin") || !strings.Contains(c.Summary, "could not be run") {
+				t.Errorf("summary %q does not say the check was not run", c.Summary)
+			}
+			if !strings.Contains(c.Detail, esc(tc.want)) || !strings.Contains(c.Detail, esc("MedicationRequest/mr2")) {
+				t.Errorf("detail %q does not name the order and %q", c.Detail, tc.want)
+			}
+			if tc.forbidden != "" && (strings.Contains(c.Detail, tc.forbidden) || strings.Contains(c.Summary, tc.forbidden)) {
+				t.Errorf("the card quotes the internal error: %q", c.Detail)
+			}
+			if c.Source.Topic == nil || c.Source.Topic.Code != "data-quality" {
+				t.Errorf("topic %+v, want data-quality", c.Source.Topic)
+			}
+		})
 	}
 }
 
