@@ -50,6 +50,10 @@ type cardBuilder struct {
 	results          []checked
 	failed           []failedCheck
 	unreadableDrafts []fhir.Issue
+	// unidentified are the draft orders whose medication names no drug of
+	// the knowledge; partlyRead those of which a part names none.
+	unidentified []fhir.MedicationOrder
+	partlyRead   []fhir.MedicationOrder
 	// unmatched are the order-select selections that name no draft order
 	// pgxsafety could read.
 	unmatched []string
@@ -148,6 +152,12 @@ func (b *cardBuilder) build() []Card {
 	}
 	for _, is := range b.unreadableDrafts {
 		cards = append(cards, b.unreadableCard(is))
+	}
+	for _, o := range b.unidentified {
+		cards = append(cards, b.unidentifiedCard(o))
+	}
+	for _, o := range b.partlyRead {
+		cards = append(cards, b.partlyReadCard(o))
 	}
 	rank := map[string]int{IndicatorCritical: 0, IndicatorWarning: 1, IndicatorInfo: 2}
 	sort.SliceStable(cards, func(i, j int) bool { return rank[cards[i].Indicator] < rank[cards[j].Indicator] })
@@ -370,23 +380,15 @@ func (b *cardBuilder) alertCard(c checked, i int) Card {
 	return card
 }
 
+// summary is a card's one line: what the finding is and what the matched
+// guideline row says (never a verb of another kind of row), within
+// MaxSummaryRunes.
 func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternative) string {
 	drug := capitalise(c.drug.Drug)
 	src := firstNonEmpty(a.GuidanceSource, "CPIC")
 	switch a.Category {
 	case engine.CategoryConfirmed:
-		g := genotypeText(a)
-		if a.Severity == engine.SeverityHigh {
-			if len(alts) > 0 {
-				names := make([]string, len(alts))
-				for i, x := range alts {
-					names[i] = x.Name
-				}
-				return fmt.Sprintf("%s: %s — %s: avoid; consider %s", drug, g, src, strings.Join(names, " or "))
-			}
-			return fmt.Sprintf("%s: %s — %s: avoid or use an alternative", drug, g, src)
-		}
-		return fmt.Sprintf("%s: %s — %s: change the dose or monitor", drug, g, src)
+		return confirmedSummary(drug, src, a, alts)
 	case engine.CategoryUnknown:
 		level := ""
 		if d, ok := b.s.names.Drug(c.drug.Drug); ok {
@@ -406,14 +408,106 @@ func (b *cardBuilder) summary(c checked, a engine.Alert, alts []engine.Alternati
 			}
 			return fmt.Sprintf("%s: no %s result read; a genomic result that may be one was not interpreted — review", drug, a.Gene)
 		}
+		if !a.TestRecommended {
+			// The engine's review alert: a result was given but could not
+			// be interpreted.
+			return fmt.Sprintf("%s: the %s result given could not be interpreted — review it before prescribing", drug, a.Gene)
+		}
 		if b.genomicsUnavailable() {
 			// A result may exist: do not advise a test the patient may
 			// already have had.
 			return fmt.Sprintf("%s: %s results could not be retrieved — check the lab record before ordering a test", drug, a.Gene)
 		}
+		if calledGene(c.res, a.Gene) {
+			// A reading from part of the gene's positions.
+			return fmt.Sprintf("%s: the %s result may be incomplete (not every position reported) — confirm before relying on it", drug, a.Gene)
+		}
 		return fmt.Sprintf("%s: no %s result available — consider %s genotyping first%s", drug, a.Gene, a.Gene, level)
+	case engine.CategoryNotInterpreted:
+		return fmt.Sprintf("%s: part of the drug input could not be identified — it was not checked", drug)
 	}
 	return fmt.Sprintf("%s: India context — %s", drug, a.Message)
+}
+
+// calledGene reports whether the result holds a diplotype of gene.
+func calledGene(res engine.Result, gene string) bool {
+	for _, g := range res.Genotype {
+		if g.Gene == gene && g.Diplotype != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// confirmedSummary is the summary of a finding from the patient's
+// genotype. A HIGH finding says avoid (with the re-checked alternatives);
+// any other says what the matched row recommends, in its own words: a
+// dose change, a conditional change, or no change with a note (G6PD
+// "Variable": measure enzyme activity). The genotype is shortened, then
+// the row's text cut, to keep within MaxSummaryRunes; the detail has both
+// in full.
+func confirmedSummary(drug, src string, a engine.Alert, alts []engine.Alternative) string {
+	says := ""
+	switch {
+	case a.Severity == engine.SeverityHigh && len(alts) > 0:
+		names := make([]string, len(alts))
+		for i, x := range alts {
+			names[i] = x.Name
+		}
+		says = "avoid; consider " + strings.Join(names, " or ")
+	case a.Severity == engine.SeverityHigh:
+		says = "avoid or use an alternative"
+	case strings.TrimSpace(a.Recommendation) != "":
+		says = strings.Join(strings.Fields(a.Recommendation), " ")
+	case a.Severity == engine.SeverityModerate:
+		says = "change the dose or monitor"
+	default:
+		says = "see the guideline's note"
+	}
+	heads := []string{
+		fmt.Sprintf("%s: %s — %s: ", drug, genotypeText(a), src),
+		fmt.Sprintf("%s: %s — %s: ", drug, phenotypeText(a), src),
+		fmt.Sprintf("%s — %s: ", drug, src),
+	}
+	for _, h := range heads {
+		if utf8.RuneCountInString(h)+utf8.RuneCountInString(says) <= MaxSummaryRunes {
+			return h + says
+		}
+	}
+	// Cut the row's text at a word, keeping the longest head that leaves
+	// room for a useful part of it.
+	head := heads[len(heads)-1]
+	for _, h := range heads {
+		if MaxSummaryRunes-utf8.RuneCountInString(h) >= 60 {
+			head = h
+			break
+		}
+	}
+	room := MaxSummaryRunes - utf8.RuneCountInString(head) - 1
+	cut := string([]rune(says)[:room])
+	switch {
+	case strings.LastIndex(cut, ". ") > room/2:
+		// End at the last whole sentence that fits (the space after it
+		// is within room).
+		cut = cut[:strings.LastIndex(cut, ". ")+1] + " "
+	case strings.LastIndexByte(cut, ' ') > room/2:
+		cut = strings.TrimRight(cut[:strings.LastIndexByte(cut, ' ')], " ,;:")
+	}
+	return head + cut + "…"
+}
+
+// phenotypeText names an alert's genotype by gene and phenotype only
+// ("CYP2C19 Poor Metabolizer").
+func phenotypeText(a engine.Alert) string {
+	var parts []string
+	for _, g := range a.Genotype {
+		if g.Diplotype != "" {
+			parts = append(parts, g.Gene+" "+g.Phenotype)
+		} else {
+			parts = append(parts, g.Phenotype)
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -702,7 +796,7 @@ func (b *cardBuilder) genomicAvailability(gene string) []string {
 	if kd := b.data[KeyGenomics]; kd != nil {
 		switch {
 		case kd.Error != "":
-			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Error+"): a result may exist.")
+			out = append(out, "The patient's genomic results could not be retrieved ("+kd.Shown+"): a result may exist.")
 		case len(b.genomics.Results) == 0:
 			out = append(out, fmt.Sprintf("No genomic results (Genotype, Haplotype, Variant, Therapeutic Implication Observations) were found (from %s).", kd.Source))
 		case len(us) > 0:
@@ -910,15 +1004,28 @@ func (b *cardBuilder) implicationCard(c checked, im fhir.Implication) Card {
 	return card
 }
 
-// genomicDataCard reports genomic results that could not be used.
+// genomicDataCard reports data the checks ran without: the patient's
+// genomic results, record or conditions that could not be had from the
+// EHR, and genomic results that could not be used. How the fetch failed is
+// said in words fit for a card (keyData.Shown); the error itself is in the
+// log and the audit entry.
 func (b *cardBuilder) genomicDataCard() (Card, bool) {
 	var items []string
-	if kd := b.data[KeyGenomics]; kd != nil && kd.Error != "" {
-		items = append(items, "The patient's genomic results could not be retrieved: "+kd.Error)
+	unavailable := b.genomicsUnavailable()
+	if unavailable {
+		items = append(items, "The patient's genomic results could not be retrieved ("+b.data[KeyGenomics].Shown+"): a result may exist.")
 	}
+	if kd := b.data[KeyPatient]; kd != nil && kd.Error != "" {
+		items = append(items, "The patient's record could not be retrieved ("+kd.Shown+"): sex, age and state were not used.")
+	}
+	if kd := b.data[KeyConditions]; kd != nil && kd.Error != "" {
+		items = append(items, "The patient's active conditions could not be retrieved ("+kd.Shown+"): the indication was read from the order alone.")
+	}
+	genomicIssues := false
 	for _, is := range b.genomics.Issues {
 		if is.Genomic && is.Severity == fhir.IssueError {
 			items = append(items, is.Ref+": "+is.Message)
+			genomicIssues = true
 		}
 	}
 	if len(items) == 0 {
@@ -928,9 +1035,16 @@ func (b *cardBuilder) genomicDataCard() (Card, bool) {
 	d.WriteString("Pharmacogenomic checks of this order ran without the data below; a finding may be missing. Review the laboratory reports.\n\n")
 	list(&d, "Not used", items)
 	id := b.cardID("genomic-data", strings.Join(items, "\x00"))
+	summary := "Some patient data could not be fetched from the EHR — pharmacogenomic checks may be incomplete"
+	switch {
+	case unavailable:
+		summary = "The patient's genomic results could not be fetched from the EHR — this order was not checked against them"
+	case genomicIssues:
+		summary = "Some genomic results could not be used — pharmacogenomic checks may be incomplete"
+	}
 	card := Card{
 		UUID:            id,
-		Summary:         "Some genomic results could not be used — pharmacogenomic checks may be incomplete",
+		Summary:         summary,
 		Detail:          strings.TrimSpace(d.String()),
 		Indicator:       IndicatorWarning,
 		Source:          Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
@@ -944,7 +1058,7 @@ func (b *cardBuilder) failedCard(f failedCheck) Card {
 	return Card{
 		UUID:      id,
 		Summary:   truncate(fmt.Sprintf("%s: the pharmacogenomic check could not be run — review manually", capitalise(f.drug.Drug))),
-		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s", esc(f.drug.Drug), esc(orderName(f.order)), esc(f.err.Error())) + strings.TrimRight(" "+b.noIDNote(f.order), " \n"),
+		Detail:    fmt.Sprintf("pgxsafety could not evaluate %s for %s: %s.", esc(f.drug.Drug), esc(orderName(f.order)), esc(checkFailure(f.err))) + strings.TrimRight(" "+b.noIDNote(f.order), " \n"),
 		Indicator: IndicatorWarning,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}
@@ -955,7 +1069,7 @@ func (b *cardBuilder) unreadableCard(is fhir.Issue) Card {
 	return Card{
 		UUID:      id,
 		Summary:   "A draft medication order was not checked for pharmacogenomic risk — see why",
-		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(is.Message)),
+		Detail:    fmt.Sprintf("%s: %s", esc(is.Ref), esc(quote(is.Message, 2*MaxQuotedDetailRunes))),
 		Indicator: IndicatorInfo,
 		Source:    Source{Label: "pgxsafety data check", Topic: &Coding{System: TopicSystem, Code: "data-quality", Display: "Input data could not be used"}},
 	}

@@ -234,8 +234,12 @@ type keyData struct {
 	// Source is "prefetch", "fhir" or "none" (neither, for optional keys).
 	Source string `json:"source"`
 	// Error says why the data could not be had (an OperationOutcome in
-	// the prefetch, a FHIR server failure).
+	// the prefetch, a FHIR server failure), for the audit entry and the
+	// log.
 	Error string `json:"error,omitempty"`
+	// Shown says the same in words fit for a card: never the server's
+	// or the EHR's own error text.
+	Shown string `json:"-"`
 	raws  []json.RawMessage
 }
 
@@ -264,11 +268,14 @@ func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyDa
 				out[key] = &keyData{Source: "prefetch", raws: rs}
 				continue
 			}
-			kd := &keyData{Source: "prefetch", Error: "the prefetch value is an error: " + err.Error()}
+			kd := &keyData{Source: "prefetch", Error: "the prefetch value is an error: " + err.Error(),
+				Shown: "the EHR sent an error in place of them"}
 			var oe *fhir.OutcomeError
 			if !errors.As(err, &oe) {
 				kd.Error = "the prefetch value is not a FHIR resource: " + err.Error()
+				kd.Shown = "the EHR sent something other than FHIR resources in place of them"
 			}
+			httpx.Logger(ctx).Warn("CDS prefetch value unusable", zap.String("key", key), zap.String("error", kd.Error))
 			out[key] = kd
 			if client == nil {
 				continue
@@ -317,6 +324,8 @@ func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyDa
 			if err != nil {
 				kd.raws = nil
 				kd.Error = "the FHIR server query failed: " + safeError(err)
+				kd.Shown = fetchFailure(err)
+				httpx.Logger(ctx).Warn("CDS data could not be fetched from the FHIR server", zap.String("key", key), zap.String("error", kd.Error))
 			}
 			mu.Lock()
 			out[key] = kd
@@ -344,8 +353,9 @@ func paramsFor(keys []string) []httpx.Param {
 	return out
 }
 
-// safeError describes a FHIR client error for cards and the audit log. The
-// client's errors never contain the access token.
+// safeError describes a FHIR client error for the audit entry and the log
+// (cards say fetchFailure instead). The client's errors never contain the
+// access token.
 func safeError(err error) string {
 	var se *fhir.StatusError
 	if errors.As(err, &se) {
@@ -439,7 +449,16 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 	var resolve fhir.ResolveFunc
 	if call.fhirServer != "" {
 		if c, err := fhir.NewClient(call.fhirServer, call.token, s.cfg.FHIR); err == nil {
-			resolve = func(ref string) (json.RawMessage, error) { return c.ReadReference(ctx, ref) }
+			resolve = func(ref string) (json.RawMessage, error) {
+				raw, err := c.ReadReference(ctx, ref)
+				if err != nil {
+					// The reason becomes part of an issue and a card: the
+					// client's error goes to the log only.
+					httpx.Logger(ctx).Warn("CDS medication reference could not be read from the FHIR server", zap.String("error", safeError(err)))
+					return nil, errors.New(fetchFailure(err))
+				}
+				return raw, nil
+			}
 		}
 	}
 	b := &cardBuilder{s: s, call: call, data: data}
@@ -532,6 +551,22 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 					Severity: fhir.IssueError, Message: "nothing names its medication; it was not checked"})
 			}
 			continue
+		}
+		if len(o.Drugs) == 0 {
+			if hasIssueFor(b.unreadableDrafts, orderName(o)) {
+				continue // its card says why (an unresolved reference)
+			}
+			// A medication that names no drug of the knowledge was not
+			// checked: a card says so, never an empty answer.
+			rec.Issues = append(rec.Issues, fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest", Severity: fhir.IssueError,
+				Message: fmt.Sprintf("its medication %q names no drug of the knowledge; it was not checked", quote(o.Label, MaxQuotedDetailRunes))})
+			b.unidentified = append(b.unidentified, o)
+			continue
+		}
+		if len(o.Unread) > 0 {
+			rec.Issues = append(rec.Issues, fhir.Issue{Ref: orderName(o), ResourceType: "MedicationRequest", Severity: fhir.IssueError,
+				Message: fmt.Sprintf("part of its medication names no drug of the knowledge and was not checked: %s", quote(strings.Join(o.Unread, ", "), MaxQuotedDetailRunes))})
+			b.partlyRead = append(b.partlyRead, o)
 		}
 		for _, d := range o.Drugs {
 			req := engine.Request{Drug: d.Drug, State: b.patient.State, Indication: b.indication(o), IndicationCodes: b.indicationCodes(o)}

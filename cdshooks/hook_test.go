@@ -236,20 +236,62 @@ func TestDegradedInput(t *testing.T) {
 	}
 }
 
-// TestFHIRServerFailure: a FHIR server that fails the genomic search makes
-// the genomic data unavailable: the call answers, a warning card says the
-// results could not be retrieved, and the pre-test card says a result may
-// exist without recommending a test (checkUnretrievedPreTest).
+// TestFHIRServerFailure: a FHIR server that fails (an error status, a
+// refusal, or no server listening at all) makes the genomic data
+// unavailable: the call answers, a warning card says the results could not
+// be fetched from the EHR and that the order was not checked against them,
+// and the pre-test card says a result may exist without recommending a
+// test (checkUnretrievedPreTest). No card quotes the failure as raised
+// (status, the server's text, "dial tcp …"): it is in the audit entry.
 func TestFHIRServerFailure(t *testing.T) {
-	e := newEnv(t)
 	body := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
-	f := newFakeFHIR(t, prefetchOf(t, body))
-	f.fail["Observation"] = http.StatusInternalServerError
-	r := decodeResponse(t, e.hook(withoutPrefetch(t, body, f)))
-	if c, ok := findCard(r, "Some genomic results could not be used"); !ok || !strings.Contains(c.Detail, "500") {
-		t.Errorf("no warning card naming the failure: %+v", r.Cards)
+	tests := []struct {
+		name  string
+		setup func(f *fakeFHIR)
+		shown string // the card's words for the failure
+		audit string // in the audit entry
+	}{
+		{"500 on the genomic search", func(f *fakeFHIR) { f.fail["Observation"] = http.StatusInternalServerError },
+			"the EHR's FHIR server answered with an error", "FHIR server answered 500"},
+		{"403 on the genomic search", func(f *fakeFHIR) { f.fail["Observation"] = http.StatusForbidden },
+			"the EHR's FHIR server refused pgxsafety's access", "FHIR server answered 403"},
+		{"server down", func(f *fakeFHIR) { f.srv.Close() },
+			"the EHR's FHIR server could not be reached or its answer could not be read", "connect"},
 	}
-	checkUnretrievedPreTest(t, r)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			f := newFakeFHIR(t, prefetchOf(t, body))
+			tc.setup(f)
+			r := decodeResponse(t, e.hook(withoutPrefetch(t, body, f)))
+			c, ok := findCard(r, genomicsNotFetched)
+			if !ok || c.Indicator != cdshooks.IndicatorWarning || !strings.Contains(c.Detail, tc.shown) {
+				t.Errorf("no warning card saying %q: %+v", tc.shown, r.Cards)
+			}
+			checkUnretrievedPreTest(t, r)
+			assertNoInternals(t, r, "dial tcp", "connection refused", "127.0.0.1", "search failed", "answered 500", "answered 403", "fhir-access-token-123")
+			entries := e.auditEntries()
+			if len(entries) != 1 || !bytes.Contains(entries[0].Request, []byte(tc.audit)) {
+				t.Errorf("the audit entry does not record the failure %q", tc.audit)
+			}
+			if bytes.Contains(entries[0].Request, []byte("fhir-access-token-123")) {
+				t.Error("the audit entry holds the FHIR access token")
+			}
+		})
+	}
+}
+
+// assertNoInternals fails when the text of any card (summary, detail)
+// holds one of the strings.
+func assertNoInternals(t *testing.T, r cdshooks.Response, internals ...string) {
+	t.Helper()
+	for _, c := range r.Cards {
+		for _, s := range internals {
+			if strings.Contains(c.Summary, s) || strings.Contains(c.Detail, s) {
+				t.Errorf("card %q holds %q", c.Summary, s)
+			}
+		}
+	}
 }
 
 // TestHookRequestErrors: the envelope rules (400), unknown service (404),
@@ -370,9 +412,12 @@ func TestPrefetchKeyStates(t *testing.T) {
 
 	// An OperationOutcome and no server: the data is unavailable, the call answers.
 	r := decodeResponse(t, e.hook(setKey("pgxObservations", outcome, false)))
-	if c, ok := findCard(r, "Some genomic results could not be used"); !ok || !strings.Contains(c.Detail, "genomics search timed out") {
-		t.Errorf("OperationOutcome: no warning card quoting it: %+v", r.Cards)
+	// The EHR's own error text goes to the log and the audit entry, not to
+	// a card.
+	if c, ok := findCard(r, genomicsNotFetched); !ok || !strings.Contains(c.Detail, "the EHR sent an error in place of them") {
+		t.Errorf("OperationOutcome: no warning card saying so: %+v", r.Cards)
 	}
+	assertNoInternals(t, r, "genomics search timed out", "OperationOutcome")
 	checkUnretrievedPreTest(t, r)
 
 	// Null: no data; the pre-test card says none was found.

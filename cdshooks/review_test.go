@@ -23,6 +23,9 @@ const (
 	clopidogrelPM = "order-select-clopidogrel-cyp2c19-pm"
 	pmSummary     = "CYP2C19 Poor Metabolizer"
 	unretrieved   = "Clopidogrel: CYP2C19 results could not be retrieved — check the lab record before ordering a test"
+	// genomicsNotFetched is the summary of the warning card when the
+	// patient's genomic results could not be had from the EHR.
+	genomicsNotFetched = "The patient's genomic results could not be fetched from the EHR — this order was not checked against them"
 )
 
 // draftEntries returns the draftOrders entries of a decoded request.
@@ -178,10 +181,12 @@ func TestSelectionMatching(t *testing.T) {
 	}
 
 	// The official order-select example selects a NutritionOrder that is
-	// among the drafts: pgxsafety has no guidance for it, so no card
-	// (testdata/cds/golden pins {"cards": []}).
+	// among the drafts (pgxsafety has no guidance for it: no card) and an
+	// amoxicillin/clavulanate MedicationRequest, a drug outside the
+	// knowledge: one card says that order was not checked.
 	r := decodeResponse(t, e.hook(readRequest(t, "official-order-select-R4-repaired")))
-	if len(r.Cards) != 0 {
+	if len(r.Cards) != 1 || !strings.HasPrefix(r.Cards[0].Summary, "pgxsafety could not identify “Amoxicillin") ||
+		!strings.HasSuffix(r.Cards[0].Summary, "this order was not checked") {
 		t.Errorf("official example: %+v", r.Cards)
 	}
 
@@ -316,7 +321,7 @@ func checkUnretrievedPreTest(t *testing.T, r cdshooks.Response) {
 		!bytes.Contains(c.Suggestions[0].Actions[0].Resource, []byte(`"ServiceRequest"`)) {
 		t.Errorf("want one ServiceRequest suggestion, not recommended: %+v", c.Suggestions)
 	}
-	if w, ok := findCard(r, "Some genomic results could not be used"); !ok || w.Indicator != cdshooks.IndicatorWarning {
+	if w, ok := findCard(r, genomicsNotFetched); !ok || w.Indicator != cdshooks.IndicatorWarning {
 		t.Errorf("no warning card about the genomic data: %+v", r.Cards)
 	}
 }

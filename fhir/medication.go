@@ -65,6 +65,11 @@ type MedicationOrder struct {
 	// Drugs are the covered drugs identified; empty when the medication
 	// is not covered or could not be identified.
 	Drugs []DrugMatch `json:"drugs,omitempty"`
+	// Unread are the parts of a medication of which some covered drug was
+	// identified that name no covered drug: an ingredient of a
+	// combination product or of an ingredient list, as written. They were
+	// not checked.
+	Unread []string `json:"unread,omitempty"`
 	// Identified is false when nothing names the medication: no code, no
 	// text, or a reference that could not be resolved.
 	Identified bool `json:"identified"`
@@ -182,7 +187,7 @@ func (m *Mapper) medicationOrder(pr parsed, place string, meds map[string]*mpb.M
 	med := mr.GetMedication()
 	switch {
 	case med.GetCodeableConcept() != nil:
-		mo.Label, mo.Drugs, mo.Identified = m.identify(med.GetCodeableConcept())
+		mo.Label, mo.Drugs, mo.Unread, mo.Identified = m.identifyParts(med.GetCodeableConcept())
 	case med.GetReference() != nil:
 		r := referenceString(med.GetReference())
 		md, why := m.resolveMedication(r, mr.GetContained(), meds, resolve)
@@ -191,24 +196,35 @@ func (m *Mapper) medicationOrder(pr parsed, place string, meds map[string]*mpb.M
 				Message: fmt.Sprintf("its medication reference %q could not be resolved (%s); the drug was not identified", r, why)})
 			if d := strings.TrimSpace(med.GetReference().GetDisplay().GetValue()); d != "" {
 				mo.Label = d
-				mo.Drugs = m.byText(d)
+				mo.Drugs, mo.Unread = m.readText(d)
 				mo.Identified = true
 			}
 			break
 		}
-		mo.Label, mo.Drugs, mo.Identified = m.identify(md.GetCode())
+		mo.Label, mo.Drugs, mo.Unread, mo.Identified = m.identifyParts(md.GetCode())
 		if len(mo.Drugs) == 0 {
-			// A Medication without a usable code may list its ingredients.
+			// A Medication without a usable code may list its ingredients;
+			// an ingredient that names no covered drug is kept as unread.
+			var unread []string
 			for _, ing := range md.GetIngredient() {
 				if cc := ing.GetItem().GetCodeableConcept(); cc != nil {
-					label, drugs, ok := m.identify(cc)
+					label, drugs, parts, ok := m.identifyParts(cc)
 					if ok && mo.Label == "" {
 						mo.Label, mo.Identified = label, true
 					}
 					for _, d := range drugs {
 						mo.Drugs = appendMatch(mo.Drugs, d)
 					}
+					if ok && len(drugs) == 0 {
+						unread = appendFold(unread, label)
+					}
+					for _, p := range parts {
+						unread = appendFold(unread, p)
+					}
 				}
+			}
+			if len(mo.Drugs) > 0 {
+				mo.Unread = unread
 			}
 		}
 	default:
@@ -278,6 +294,14 @@ func appendMatch(ms []DrugMatch, d DrugMatch) []DrugMatch {
 // label is the concept's own name; ok is false when the concept has no
 // code and no text at all.
 func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMatch, ok bool) {
+	label, drugs, _, ok = m.identifyParts(cc)
+	return label, drugs, ok
+}
+
+// identifyParts is identify that also returns, when some covered drug was
+// read from the concept's text or displays, the parts of that text that
+// name no covered drug (the unread ingredients of a combination).
+func (m *Mapper) identifyParts(cc *dpb.CodeableConcept) (label string, drugs []DrugMatch, unread []string, ok bool) {
 	cs, text := codings(cc)
 	label = text
 	for _, c := range cs {
@@ -302,21 +326,67 @@ func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMa
 		ok = true
 	}
 	if label == "" && len(cs) > 0 {
-		label = strings.TrimSpace(cs[0].System + " " + cs[0].Code)
+		label = strings.TrimSpace(systemName(cs[0].System) + " " + cs[0].Code)
 	}
 	if len(drugs) > 0 {
-		return label, drugs, ok
+		return label, drugs, nil, ok
 	}
 	texts := []string{text}
 	for _, c := range cs {
 		texts = append(texts, c.Display)
 	}
 	for _, t := range texts {
-		for _, d := range m.byText(t) {
+		ds, parts := m.readText(t)
+		for _, d := range ds {
 			drugs = appendMatch(drugs, d)
 		}
+		for _, p := range parts {
+			unread = appendFold(unread, p)
+		}
 	}
-	return label, drugs, ok
+	// A part left unread that reads on its own as a covered drug (an
+	// ingredient a combination product's source lists without marking it
+	// as covered: "Ecosprin-AV" → atorvastatin, with "Aspirin" unmarked)
+	// is checked as that drug, never dropped.
+	var still []string
+	for _, p := range unread {
+		ds, _ := m.readText(p)
+		if len(ds) == 0 {
+			still = append(still, p)
+			continue
+		}
+		for _, d := range ds {
+			drugs = appendMatch(drugs, DrugMatch{Drug: d.Drug, Via: "ingredient in text"})
+		}
+	}
+	return label, drugs, still, ok
+}
+
+// systemName is the short name of a drug coding system, for labels.
+func systemName(system string) string {
+	switch system {
+	case SystemRxNorm:
+		return "RxNorm"
+	case SystemATC:
+		return "ATC"
+	case SystemSNOMED:
+		return "SNOMED CT"
+	}
+	return system
+}
+
+// appendFold appends s unless it is empty or already in ss (any case).
+func appendFold(ss []string, s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ss
+	}
+	for _, x := range ss {
+		if strings.EqualFold(x, s) {
+			return ss
+		}
+	}
+	return append(ss, s)
 }
 
 // byText finds the covered drugs named in free text with the engine's
@@ -325,18 +395,32 @@ func (m *Mapper) identify(cc *dpb.CodeableConcept) (label string, drugs []DrugMa
 // [Plavix]" → clopidogrel). A name the reader does not trust alone (a short
 // abbreviation) identifies nothing.
 func (m *Mapper) byText(text string) []DrugMatch {
+	drugs, _ := m.readText(text)
+	return drugs
+}
+
+// readText is byText that also returns, when some covered drug was read,
+// the parts of the text that name no covered drug (an ingredient of a
+// combination product or of an ingredient list).
+func (m *Mapper) readText(text string) ([]DrugMatch, []string) {
 	if strings.TrimSpace(text) == "" {
-		return nil
+		return nil, nil
 	}
 	r := m.names.ReadDrug(text)
 	if r.Status != engine.DrugStatusRecognised && r.Status != engine.DrugStatusPartial {
-		return nil
+		return nil, nil
 	}
 	var out []DrugMatch
 	for _, d := range r.Drugs {
 		out = appendMatch(out, DrugMatch{Drug: d, Via: "name in text"})
 	}
-	return out
+	var unread []string
+	if r.Status == engine.DrugStatusPartial {
+		for _, u := range r.Unrecognised {
+			unread = appendFold(unread, u)
+		}
+	}
+	return out, unread
 }
 
 // codeString turns a google/fhir enum name (ENTERED_IN_ERROR) into the FHIR

@@ -206,6 +206,10 @@ func planRows(cardDrug string, orders []fhir.MedicationOrder, patient string) []
 			problems = append(problems, row{label: label, problem: "not in pgxsafety's knowledge: no pharmacogenomic guidance was checked, which does not mean it is safe — review"})
 			continue
 		}
+		if len(o.Unread) > 0 {
+			problems = append(problems, row{label: label, problem: "partly not in pgxsafety's knowledge: " + strings.Join(o.Unread, ", ") +
+				" was not checked, which does not mean it is safe — review"})
+		}
 		for _, d := range o.Drugs {
 			key := drugnames.NormaliseDrugName(d.Drug)
 			if i, ok := idx[key]; ok {
