@@ -65,10 +65,10 @@ func TestOrdersNotChecked(t *testing.T) {
 		// noNotChecked: every part was read; no not-checked card.
 		noNotChecked bool
 	}{
-		{name: "unknown brand, text only (the issue's Carbatol)", med: map[string]any{"text": "Carbatol 200 Tablet"},
-			summary: "pgxsafety could not identify “Carbatol 200 Tablet” — this order was not checked", quoted: "Carbatol 200 Tablet"},
-		{name: "unknown brand, text only (the issue's Capegard)", med: map[string]any{"text": "Capegard 500 Tablet"},
-			summary: "pgxsafety could not identify “Capegard 500 Tablet” — this order was not checked", quoted: "Capegard 500 Tablet"},
+		{name: "unknown brand, text only", med: map[string]any{"text": "Qorvantel 200 Tablet"},
+			summary: "pgxsafety could not identify “Qorvantel 200 Tablet” — this order was not checked", quoted: "Qorvantel 200 Tablet"},
+		{name: "another unknown brand, text only", med: map[string]any{"text": "Xentiqor 500 Tablet"},
+			summary: "pgxsafety could not identify “Xentiqor 500 Tablet” — this order was not checked", quoted: "Xentiqor 500 Tablet"},
 		{name: "misspelt generic", med: map[string]any{"text": "clopidogral 75"},
 			summary: "pgxsafety could not identify “clopidogral 75” — this order was not checked", quoted: "clopidogral 75"},
 		{name: "unknown code, no text or display", med: map[string]any{"coding": []any{rxnorm("999999999", "")}},
@@ -151,12 +151,13 @@ func TestOrdersNotChecked(t *testing.T) {
 
 // TestNotCheckedCardOnRecord: the card of an order not checked lists the
 // patient's genomic results, so the prescriber can check the drug against
-// them by hand (the issue's HLA-B*15:02 carrier given "Carbatol").
+// them by hand (an HLA-B*15:02 carrier given a brand the name reader does
+// not know).
 func TestNotCheckedCardOnRecord(t *testing.T) {
 	e := newEnv(t)
-	body := withDraftMedication(t, readRequest(t, "order-select-carbamazepine-hla-b1502"), map[string]any{"text": "Carbatol 200 Tablet"}, nil, nil)
+	body := withDraftMedication(t, readRequest(t, "order-select-carbamazepine-hla-b1502"), map[string]any{"text": "Qorvantel 200 Tablet"}, nil, nil)
 	r := decodeResponse(t, e.hook(body))
-	c, ok := findCard(r, "Carbatol")
+	c, ok := findCard(r, "Qorvantel")
 	if !ok {
 		t.Fatalf("no card: %+v", r.Cards)
 	}
@@ -172,12 +173,12 @@ func TestNotCheckedCardOnRecord(t *testing.T) {
 // unreadable: its card says it was not checked, without the character.
 func TestNotCheckedTextSanitised(t *testing.T) {
 	e := newEnv(t)
-	nul := withDraftMedication(t, readRequest(t, "order-sign-clopidogrel-cyp2c19-pm"), map[string]any{"text": "Carbatol\u0000 200"}, nil, nil)
+	nul := withDraftMedication(t, readRequest(t, "order-sign-clopidogrel-cyp2c19-pm"), map[string]any{"text": "Qorvantel\u0000 200"}, nil, nil)
 	r := decodeResponse(t, e.hook(nul))
 	if len(r.Cards) != 1 || !strings.Contains(r.Cards[0].Summary, "not checked") || strings.Contains(r.Cards[0].Detail, "\u0000") {
 		t.Errorf("control character: %+v", r.Cards)
 	}
-	hostile := "Carba\u202etol\u200b 200\nTablet " + strings.Repeat("x", 500)
+	hostile := "Qorvan\u202etel\u200b 200\nTablet " + strings.Repeat("x", 500)
 	body := withDraftMedication(t, readRequest(t, "order-sign-clopidogrel-cyp2c19-pm"), map[string]any{"text": hostile}, nil, nil)
 	r = decodeResponse(t, e.hook(body))
 	if len(r.Cards) != 1 {
@@ -189,7 +190,7 @@ func TestNotCheckedTextSanitised(t *testing.T) {
 			t.Errorf("card holds %q", bad)
 		}
 	}
-	if !strings.HasPrefix(c.Summary, "pgxsafety could not identify “Carbatol 200 Tablet xxx") || utf8.RuneCountInString(c.Summary) >= 140 {
+	if !strings.HasPrefix(c.Summary, "pgxsafety could not identify “Qorvantel 200 Tablet xxx") || utf8.RuneCountInString(c.Summary) >= 140 {
 		t.Errorf("summary %q", c.Summary)
 	}
 	if strings.Contains(c.Detail, strings.Repeat("x", 200)) {
@@ -205,7 +206,7 @@ func TestUnresolvedMedicationServerDown(t *testing.T) {
 	body := readRequest(t, "order-sign-clopidogrel-cyp2c19-pm")
 	f := newFakeFHIR(t, prefetchOf(t, body))
 	f.srv.Close()
-	body = withDraftMedication(t, body, nil, map[string]any{"reference": "Medication/m1", "display": "Carbatol 200 Tablet"}, nil)
+	body = withDraftMedication(t, body, nil, map[string]any{"reference": "Medication/m1", "display": "Qorvantel 200 Tablet"}, nil)
 	body = editJSON(t, body, func(m map[string]any) {
 		m["fhirServer"] = f.srv.URL + "/fhir"
 		m["fhirAuthorization"] = map[string]any{"access_token": "fhir-access-token-123", "token_type": "Bearer", "expires_in": 300, "scope": "patient/*.read", "subject": "s"}
@@ -220,4 +221,24 @@ func TestUnresolvedMedicationServerDown(t *testing.T) {
 		t.Errorf("card %q / %q does not say the order was not checked and why", c.Summary, c.Detail)
 	}
 	assertNoInternals(t, r, "dial tcp", "connection refused", "127.0.0.1", "fhir-access-token-123")
+}
+
+// TestIssueBrandsChecked: the issue's orders that CDS answered with no
+// card are now read (the Indian brand table names Carbatol as
+// carbamazepine) and checked: an HLA-B*15:02 carrier's order for it gets
+// the HIGH card, not a not-checked one.
+func TestIssueBrandsChecked(t *testing.T) {
+	e := newEnv(t)
+	body := withDraftMedication(t, readRequest(t, "order-select-carbamazepine-hla-b1502"), map[string]any{"text": "Carbatol 200 Tablet"}, nil, nil)
+	r := decodeResponse(t, e.hook(body))
+	found := false
+	for _, c := range r.Cards {
+		if strings.Contains(c.Summary, "not checked") {
+			t.Errorf("Carbatol read as not checked: %s", c.Summary)
+		}
+		found = found || c.Indicator == "critical" && strings.HasPrefix(c.Summary, "Carbamazepine: HLA-B*15:02 positive")
+	}
+	if !found {
+		t.Errorf("no critical carbamazepine card for Carbatol 200 Tablet: %+v", r.Cards)
+	}
 }

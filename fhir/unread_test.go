@@ -39,8 +39,8 @@ func TestMedicationOrderUnread(t *testing.T) {
 		// marked covered; aspirin is a knowledge drug.
 		{name: "a combination's listed ingredient that is a knowledge drug is checked", in: withMed(map[string]any{"text": "Clopitab-A 75"}),
 			label: "Clopitab-A 75", drugs: []string{"clopidogrel", "aspirin"}},
-		{name: "nothing identified: no unread parts (the whole order is not identified)", in: withMed(map[string]any{"text": "Carbatol 200 Tablet"}),
-			label: "Carbatol 200 Tablet"},
+		{name: "nothing identified: no unread parts (the whole order is not identified)", in: withMed(map[string]any{"text": "Qorvantel 200 Tablet"}),
+			label: "Qorvantel 200 Tablet"},
 		{name: "code only: the label names the system", in: withMed(map[string]any{"coding": []any{map[string]any{"system": fhir.SystemRxNorm, "code": "999999999"}}}),
 			label: "RxNorm 999999999"},
 		{name: "contained Medication, one ingredient unknown",

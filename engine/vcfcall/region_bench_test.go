@@ -36,8 +36,9 @@ var grch38 = []struct {
 // lines records, as GATK HaplotypeCaller -ERC GVCF writes them: reference
 // blocks (END, MIN_DP) alternating with variant records carrying the
 // usual INFO and FORMAT fields, spread over the primary chromosomes in
-// proportion to their length.
-func writeSyntheticGenome(w io.Writer, lines int) error {
+// proportion to their length. A record at an allele-definition position
+// gets its GRCh38 base as REF (refAt), as a GRCh38 file has.
+func writeSyntheticGenome(w io.Writer, lines int, refAt func(chrom string, pos int) (string, string, bool)) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString("##fileformat=VCFv4.2\n##reference=GRCh38\n")
 	bw.WriteString("##FORMAT=<ID=GT,Number=1,Type=String,Description=\"Genotype\">\n")
@@ -55,9 +56,16 @@ func writeSyntheticGenome(w io.Writer, lines int) error {
 		for pos := 10001; pos+2*step < c.len-10000; {
 			end := pos + 1 + rng.IntN(2*step-4)
 			dp := 10 + rng.IntN(50)
+			blockRef := bases[rng.IntN(4)]
+			if r, _, ok := refAt(c.name, pos); ok && len(r) == 1 && strings.Contains(bases, r) {
+				blockRef = r[0]
+			}
 			fmt.Fprintf(bw, "%s\t%d\t.\t%c\t<NON_REF>\t.\t.\tEND=%d\tGT:DP:GQ:MIN_DP:PL\t0/0:%d:%d:%d:0,%d,%d\n",
-				c.name, pos, bases[rng.IntN(4)], end, dp, rng.IntN(99), dp-rng.IntN(10), rng.IntN(120), rng.IntN(1800))
+				c.name, pos, blockRef, end, dp, rng.IntN(99), dp-rng.IntN(10), rng.IntN(120), rng.IntN(1800))
 			ref := rng.IntN(4)
+			if r, _, ok := refAt(c.name, end+1); ok && len(r) == 1 && strings.Contains(bases, r) {
+				ref = strings.Index(bases, r)
+			}
 			ad := rng.IntN(dp)
 			fmt.Fprintf(bw, "%s\t%d\t.\t%c\t%c,<NON_REF>\t%d.%02d\t.\tBaseQRankSum=%.3f;DP=%d;ExcessHet=3.0103;MLEAC=1,0;MLEAF=0.5,0;RAW_MQandDP=%d,%d\tGT:AD:DP:GQ:PL:SB\t0/1:%d,%d,0:%d:%d:%d,0,%d,%d,%d,%d:%d,%d,%d,%d\n",
 				c.name, end+1, bases[ref], bases[(ref+1+rng.IntN(3))%4], rng.IntN(2000), rng.IntN(100), rng.Float64()*4-2, dp, dp*3600, dp,
@@ -75,7 +83,7 @@ func writeSyntheticGenome(w io.Writer, lines int) error {
 // PGXSAFETY_BENCH_GENOME_LINES sets its size (default 300,000 records; the
 // figures in docs/performance.md use 6,000,000). Values vary at random, so
 // it compresses about as a real gVCF does, not 20 times.
-func syntheticGenome(b *testing.B, dir string) (path string, idx *vcf.Index, st vcftest.Stats) {
+func syntheticGenome(b *testing.B, dir string, refAt func(chrom string, pos int) (string, string, bool)) (path string, idx *vcf.Index, st vcftest.Stats) {
 	lines := 300_000
 	if v := os.Getenv("PGXSAFETY_BENCH_GENOME_LINES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -97,7 +105,7 @@ func syntheticGenome(b *testing.B, dir string) (path string, idx *vcf.Index, st 
 		b.Fatal(err)
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeSyntheticGenome(pw, lines)) }()
+	go func() { pw.CloseWithError(writeSyntheticGenome(pw, lines, refAt)) }()
 	st, err = vcftest.Write(gz, ix, pr, gzip.DefaultCompression)
 	if err != nil {
 		b.Fatal(err)
@@ -139,7 +147,7 @@ func peakRSSMB() float64 {
 // not raised by the stream's).
 func BenchmarkWholeGenome(b *testing.B) {
 	kb := loadKB(b)
-	path, idx, st := syntheticGenome(b, b.TempDir())
+	path, idx, st := syntheticGenome(b, b.TempDir(), kb.Caller().DefinitionRef)
 	b.Logf("synthetic genome: %d records, %.0f MB decompressed, %.0f MB BGZF, index %.0f KB", st.Records,
 		float64(st.Decompressed)/1e6, float64(st.Compressed)/1e6, float64(st.IndexBytes)/1e3)
 	for _, mode := range []string{"region", "stream"} {
