@@ -265,7 +265,10 @@ func (b *builder) readme() string {
 	p("looks for English-word names inside free text); `also:` flags are carried by `drugs`. A drug without an Indian\n")
 	p("brand here was not found in the partial Indian lists read — a gap in the data, not a fact.\n\n")
 	p("**Indication codes** (`names/indications.csv`): every row; `cpic_basis` says whether CPIC's population text\n")
-	p("names the condition (`named`) or the extraction assigned it (`related`, `not-named`: review).\n\n")
+	p("names the condition (`named`) or the extraction assigned it (`related`, `not-named`: review). Each row is\n")
+	p("re-checked against its code title (issue 21, `recheckIndication` in the generator): a `CVI non-ACS non-PCI` row\n")
+	p("whose title names unstable angina is moved to `CVI ACS PCI`; one whose title names an infarction is kept and\n")
+	p("also listed under `CVI ACS PCI` (`related`), so the code decides nothing alone. Such rows say why in `recheck`.\n\n")
 	p("## Data problems found in the data pack\n\n")
 	if len(b.dataProblems) == 0 {
 		p("None.\n")
