@@ -78,6 +78,10 @@ type IndicationCode struct {
 	// Basis is "named" (CPIC's population text names the condition),
 	// "related" (assigned by the data extraction; needs clinical review) or
 	// "not-named" (atrial fibrillation/flutter, which CPIC does not name).
-	Basis     string
+	Basis string
+	// Recheck says why the row's population differs from the data pack's
+	// (the code title re-checked); empty when the row is as the data pack
+	// has it.
+	Recheck   string
 	SourceIDs []string
 }

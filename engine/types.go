@@ -35,7 +35,8 @@ type Request struct {
 	Indication string         `json:"indication,omitempty"`
 	// IndicationCodes are coded indications, conditions and procedures
 	// (ICD-10, ICD-10-CM, ICD-10-PCS, SNOMED CT); they choose the guideline
-	// population before the free-text indication is read (engine/population).
+	// population, the free-text indication deciding when no code does;
+	// codes and text that disagree are both evaluated (engine/population).
 	IndicationCodes []Coding `json:"indication_codes,omitempty"`
 	Patient         *Patient `json:"patient,omitempty"`
 }

@@ -362,6 +362,10 @@ type IndicationCode struct {
 	// Basis is "named" (CPIC's population text names the condition),
 	// "related" (assigned by the data extraction; needs clinical review) or
 	// "not-named" (atrial fibrillation/flutter, which CPIC does not name).
-	Basis     string   `json:"cpic_basis"`
+	Basis string `json:"cpic_basis"`
+	// Recheck says why the row's population differs from the data pack's
+	// (the code title re-checked: knowledge/internal/gen/names.go); empty
+	// when the row is as the data pack has it.
+	Recheck   string   `json:"recheck,omitempty"`
 	SourceIDs []string `json:"source_ids"`
 }

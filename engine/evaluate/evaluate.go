@@ -384,7 +384,9 @@ func (ev *evaluation) diplotypeForms(d calling.Diplotype) []string {
 // populations chooses the recommendation populations that apply to the
 // request through SelectPopulation. When context cannot decide, every
 // population is evaluated and the most severe answer is used, and the
-// returned note says so.
+// returned note says so; when coded context and free text disagree, the
+// two populations they name are evaluated and the note states the
+// disagreement.
 func (ev *evaluation) populations(recs []*engine.Recommendation) (pops []string, note string, notes []string) {
 	ctx := population.PopulationContext{Codes: ev.req.IndicationCodes, Text: ev.req.Indication}
 	if p := ev.req.Patient; p != nil {
@@ -393,6 +395,9 @@ func (ev *evaluation) populations(recs []*engine.Recommendation) (pops []string,
 	ch := ev.kb.pops.SelectPopulation(ev.drug.Name, ctx)
 	if len(ch.Populations) <= 1 {
 		return ch.Populations, ch.Reason, ch.Notes
+	}
+	if ch.Conflict {
+		return ch.Populations, ch.Reason + "; both were evaluated and the most severe recommendation is shown", ch.Notes
 	}
 	note = fmt.Sprintf("the context does not say which guideline population applies (%s); every one was evaluated and the most severe recommendation is shown", strings.Join(quoteEach(ch.Populations), ", "))
 	if ch.Reason != "" {

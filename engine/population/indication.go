@@ -127,6 +127,10 @@ type PopulationChoice struct {
 	// Notes say what a reader should review (codes whose assignment CPIC
 	// does not name, negated text, codes not read).
 	Notes []string `json:"notes,omitempty"`
+	// Conflict is true when the coded indications and the free text each
+	// decide a population and the two differ: both are evaluated and
+	// Reason states the disagreement.
+	Conflict bool `json:"conflict,omitempty"`
 }
 
 // Populations of the CPIC clopidogrel guideline.
@@ -139,10 +143,11 @@ const (
 )
 
 // SelectPopulation chooses, for drug, the guideline population(s) to
-// evaluate from ctx. Order: coded indications; then free text (with
-// negation) for clopidogrel; age for adult/paediatric rows; months on
-// the drug for the naive / >3 months rows. A drug with one population
-// gets it with Decided true and no reason.
+// evaluate from ctx. Order: coded indications, then free text (with
+// negation) for clopidogrel — codes and text that decide different
+// populations give both, with Conflict set; age for adult/paediatric
+// rows; months on the drug for the naive / >3 months rows. A drug with
+// one population gets it with Decided true and no reason.
 func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) PopulationChoice {
 	var set map[string]bool
 	all := []string{}
@@ -161,49 +166,7 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 	}
 	switch {
 	case set[PopACSPCI]:
-		// Codes first.
-		pops := map[string][]string{}
-		for _, c := range ctx.Codes {
-			rows := k.IndicationRows(c)
-			if len(rows) == 0 {
-				if strings.TrimSpace(c.Code) != "" {
-					ch.Notes = append(ch.Notes, fmt.Sprintf("code %s %s is not one the guideline population table lists; it was not used to choose a population", c.System, c.Code))
-				}
-				continue
-			}
-			for _, r := range rows {
-				if !set[r.Population] {
-					continue
-				}
-				ch.Matched = append(ch.Matched, MatchedCode{Coding: c, Population: r.Population, Basis: r.Basis, Row: r.Code})
-				pops[r.Population] = append(pops[r.Population], fmt.Sprintf("%s %s", r.System, c.Code))
-				if r.Basis != "named" {
-					ch.Notes = append(ch.Notes, fmt.Sprintf("%s %s (%s) is assigned to %q by the code table, not by CPIC's own population text (%s): review", r.System, c.Code, r.Display, r.Population, r.Basis))
-				}
-			}
-		}
-		switch {
-		case len(pops[PopACSPCI]) > 0:
-			return pick(PopACSPCI, "codes", "the coded indication "+strings.Join(uniq(pops[PopACSPCI]), ", ")+" (acute coronary syndrome or PCI)")
-		case len(pops) == 1:
-			for p, codes := range pops {
-				return pick(p, "codes", "the coded indication "+strings.Join(uniq(codes), ", "))
-			}
-		case len(pops) > 1:
-			var parts []string
-			for _, p := range sortedKeys(pops) {
-				parts = append(parts, fmt.Sprintf("%s → %q", strings.Join(uniq(pops[p]), ", "), p))
-			}
-			ch.Reason = "the coded indications point to more than one guideline population (" + strings.Join(parts, "; ") + ")"
-			return ch
-		}
-		// Free text, with negation.
-		if p, why, notes := clopidogrelFromText(ctx.Text); p != "" {
-			ch.Notes = append(ch.Notes, notes...)
-			return pick(p, "text", why)
-		} else {
-			ch.Notes = append(ch.Notes, notes...)
-		}
+		return k.clopidogrelPopulation(ctx, set, ch)
 	case set[popAdults] && set[popPaediat]:
 		if ctx.AgeYears != nil {
 			if *ctx.AgeYears >= 18 {
@@ -222,6 +185,89 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 			}
 		}
 	}
+	return ch
+}
+
+// clopidogrelPopulation chooses among the clopidogrel populations: coded
+// indications first, then the free text; codes and text that each decide
+// a different population are both evaluated and the disagreement stated.
+//
+// A code that the table lists under one population points to it; a code
+// listed under several (ICD-10-CM I25.2 "Old myocardial infarction": the
+// title names an infarction, the data pack reads it as not current)
+// points to each of them and decides none alone. A code of "CVI ACS PCI"
+// alone decides that population (CPIC's "ACS and/or PCI"); otherwise codes
+// that all point to one population decide it; codes pointing to more than
+// one decide nothing, and every population is evaluated.
+func (k *Selector) clopidogrelPopulation(ctx PopulationContext, set map[string]bool, ch PopulationChoice) PopulationChoice {
+	pick := func(p, basis, why string) PopulationChoice {
+		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
+		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		return ch
+	}
+	pops := map[string][]string{} // population → the codes pointing to it
+	var acsAlone []string         // codes listed under CVI ACS PCI only
+	for _, c := range ctx.Codes {
+		rows := k.IndicationRows(c)
+		if len(rows) == 0 {
+			if strings.TrimSpace(c.Code) != "" {
+				ch.Notes = append(ch.Notes, fmt.Sprintf("code %s %s is not one the guideline population table lists; it was not used to choose a population", c.System, c.Code))
+			}
+			continue
+		}
+		var these []string
+		for _, r := range rows {
+			if !set[r.Population] {
+				continue
+			}
+			these = append(these, r.Population)
+			name := fmt.Sprintf("%s %s", r.System, c.Code)
+			ch.Matched = append(ch.Matched, MatchedCode{Coding: c, Population: r.Population, Basis: r.Basis, Row: r.Code})
+			pops[r.Population] = append(pops[r.Population], name)
+			switch {
+			case r.Recheck != "":
+				ch.Notes = append(ch.Notes, fmt.Sprintf("%s %s (%s) under %q: %s", r.System, c.Code, r.Display, r.Population, r.Recheck))
+			case r.Basis != "named":
+				ch.Notes = append(ch.Notes, fmt.Sprintf("%s %s (%s) is assigned to %q by the code table, not by CPIC's own population text (%s): review", r.System, c.Code, r.Display, r.Population, r.Basis))
+			}
+		}
+		if len(these) == 1 && these[0] == PopACSPCI {
+			acsAlone = append(acsAlone, pops[PopACSPCI][len(pops[PopACSPCI])-1])
+		}
+	}
+	var byCodes, codesWhy string
+	switch {
+	case len(acsAlone) > 0:
+		byCodes, codesWhy = PopACSPCI, "the coded indication "+strings.Join(uniq(acsAlone), ", ")+" (acute coronary syndrome or PCI)"
+	case len(pops) == 1:
+		for p, codes := range pops {
+			byCodes, codesWhy = p, "the coded indication "+strings.Join(uniq(codes), ", ")
+		}
+	case len(pops) > 1:
+		var parts []string
+		for _, p := range sortedKeys(pops) {
+			parts = append(parts, fmt.Sprintf("%s → %q", strings.Join(uniq(pops[p]), ", "), p))
+		}
+		ch.Reason = "the coded indications point to more than one guideline population (" + strings.Join(parts, "; ") + ")"
+		return ch
+	}
+	// Free text, with negation: the fallback when no code decides, and a
+	// check of the codes when one does.
+	byText, textWhy, notes := clopidogrelFromText(ctx.Text)
+	ch.Notes = append(ch.Notes, notes...)
+	switch {
+	case byCodes == "" && byText == "":
+		return ch
+	case byCodes == "":
+		return pick(byText, "text", textWhy)
+	case byText == "" || byText == byCodes:
+		return pick(byCodes, "codes", codesWhy)
+	}
+	ch.Populations = []string{byCodes, byText}
+	sort.Strings(ch.Populations)
+	ch.Conflict = true
+	textWhy = strings.Replace(textWhy, "the indication text", fmt.Sprintf("the indication text %q", strings.TrimSpace(ctx.Text)), 1)
+	ch.Reason = fmt.Sprintf("the coded context and the free text disagree: %s points to %q, %s to %q", codesWhy, byCodes, textWhy, byText)
 	return ch
 }
 
@@ -255,8 +301,10 @@ var (
 	textNonACS = regexp.MustCompile(`\bnon[- ]?acs\b.*\bnon[- ]?pci\b`)
 	// Negation cues before a term (in its clause) and after it, as
 	// whole-word phrases; negBefore.re and negAfter.re are the expressions
-	// they answer for (FuzzWordPhrasesMatchExpression).
-	negBefore = newWordPhrases(`no`, `not`, `without`, `non`, `denies`, `denied`, `negative for`, `excluded`, `ruled out`, `rule out`, `r/o`, `absence of`, `free of`, `never had`, `no history of`, `no evidence of`)
+	// they answer for (FuzzWordPhrasesMatchExpression). "non" is not one of
+	// them: it is a prefix that negates only the word it is attached to
+	// (nonPrefixed).
+	negBefore = newWordPhrases(`no`, `not`, `without`, `denies`, `denied`, `negative for`, `excluded`, `ruled out`, `rule out`, `r/o`, `absence of`, `free of`, `never had`, `no history of`, `no evidence of`)
 	negAfter  = newWordPhrases(`ruled out`, `excluded`, `negative`, `not confirmed`, `unlikely`, `was not done`, `not done`, `not performed`, `not planned`, `declined`)
 	// clauseSep splits text into clauses; negation does not cross them.
 	clauseSep = regexp.MustCompile(`[.;,\n]|\bbut\b|\bhowever\b|\balthough\b`)
@@ -415,17 +463,80 @@ func (w wordPhrases) in(s string) bool {
 	return false
 }
 
+// nonTerms are medical names that start with the word "non" and do not
+// negate the word after it: "non-STEMI" is a myocardial infarction, not
+// the absence of a STEMI. The prefix "non" negates the term it is
+// attached to ("non-ACS", "non-cardiac") unless the text there is one of
+// these names. Hyphens and spaces are interchangeable ("non ST-elevation"
+// = "non-ST elevation"). Each name is taken from a source, never guessed:
+//
+//   - non-st elevation, non-st segment elevation, non-q wave,
+//     non-obstructive, non-rheumatic, non-pyogenic: titles of
+//     knowledge/data/indications.json (ICD-10-CM I21.4 "Non-ST elevation
+//     (NSTEMI) myocardial infarction"; SNOMED CT "Acute non-ST segment
+//     elevation myocardial infarction", "Non-Q wave myocardial
+//     infarction", "Myocardial infarction with non-obstructive coronary
+//     artery", "Non-rheumatic atrial fibrillation", "Cerebral infarction
+//     due to cerebral venous thrombosis, non-pyogenic");
+//   - non-stemi: GPnotebook, "non STEMI" ("Non-ST elevation MI … often
+//     referred to as non-STEMI"),
+//     https://gpnotebook.com/en-gb/simplepage.cfm?ID=x20090220222240749131;
+//   - non-hodgkin: ICD-10-CM C85.9 "Non-Hodgkin lymphoma, unspecified"
+//     and NCI SEER, https://seer.cancer.gov/seertools/hemelymph/51f6cf57e3e27c3994bd5336/;
+//   - non-small cell: American Cancer Society glossary, "non-small cell
+//     lung cancer",
+//     https://www.cancer.org/cancer/glossary/glossary/n/non-small_cell_lungcancer.html.
+var nonTerms = []string{
+	"non st elevation", "non st segment elevation", "non stemi", "non q wave",
+	"non obstructive", "non rheumatic", "non pyogenic", "non hodgkin", "non small cell",
+}
+
+// foldDashes maps '-' and the Unicode hyphen, non-breaking hyphen, en
+// and em dashes to a space, so "non–ST-elevation" reads as "non st
+// elevation" (the text is already lower case).
+var foldDashes = strings.NewReplacer("-", " ", "\u2010", " ", "\u2011", " ", "\u2013", " ", "\u2014", " ")
+
+// nonPrefixed reports whether the term at clause[b:] is negated by the
+// prefix "non" attached to it ("non-ACS", "non ACS", "non-acute coronary
+// syndrome"), and not part of a medical name that starts with "non"
+// (nonTerms). A "non" attached to another word ("non-Hodgkin lymphoma
+// with stent", "non-invasive test before PCI") negates nothing here.
+func nonPrefixed(clause string, b int) bool {
+	before := strings.TrimRight(foldDashes.Replace(clause[:b]), " ")
+	if !strings.HasSuffix(before, "non") {
+		return false
+	}
+	i := len(before) - len("non")
+	if i > 0 && isWordByte(before[i-1]) {
+		return false // "canon ACS" … "non" is the end of another word
+	}
+	// The folded rest of the clause, from the "non".
+	rest := foldDashes.Replace(clause[b:])
+	from := "non " + rest
+	for _, t := range nonTerms {
+		if strings.HasPrefix(from, t) && (len(from) == len(t) || !isWordByte(from[len(t)])) {
+			return false
+		}
+	}
+	return true
+}
+
+// negatedAt reports whether the term at clause[b:e] is negated: a
+// negation cue before it in its clause (negBefore), one after it
+// (negAfter), or the prefix "non" attached to it (nonPrefixed).
+func negatedAt(clause string, b, e int) bool {
+	return negBefore.in(clause[:b]) || negAfter.in(clause[e:]) || nonPrefixed(clause, b)
+}
+
 // affirmed reports whether w matches one of the clauses without a
-// negation cue before it in the clause or after it; negated returns the
-// negated mentions.
+// negation (negatedAt); negated returns the negated mentions.
 func affirmed(w wordTerms, clauses []string) (ok bool, negated []string) {
 	for _, clause := range clauses {
 		if !w.mayMatch(clause) {
 			continue
 		}
 		for b, e := w.next(clause, 0); b >= 0; b, e = w.next(clause, e) {
-			before, after := clause[:b], clause[e:]
-			if negBefore.in(before) || negAfter.in(after) || strings.HasSuffix(strings.TrimSpace(before), "non-") || strings.HasSuffix(before, "non-") {
+			if negatedAt(clause, b, e) {
 				negated = append(negated, strings.TrimSpace(clause))
 				continue
 			}

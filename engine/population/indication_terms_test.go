@@ -1,6 +1,9 @@
 package population
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestWordTermsKeepTheirExpressions pins the compiled expressions of the
 // clopidogrel indication terms to the ones written out by hand before
@@ -18,12 +21,13 @@ func TestWordTermsKeepTheirExpressions(t *testing.T) {
 			t.Errorf("expression %s, want %s", got, tc.want)
 		}
 	}
-	// The negation cues, as they were written before the phrase matcher.
+	// The negation cues, as they were written before the phrase matcher,
+	// without "non" (a prefix of one word: nonPrefixed, issue 21).
 	for _, tc := range []struct {
 		w    wordPhrases
 		want string
 	}{
-		{negBefore, `\b(no|not|without|non|denies|denied|negative for|excluded|ruled out|rule out|r/o|absence of|free of|never had|no history of|no evidence of)\b`},
+		{negBefore, `\b(no|not|without|denies|denied|negative for|excluded|ruled out|rule out|r/o|absence of|free of|never had|no history of|no evidence of)\b`},
 		{negAfter, `\b(ruled out|excluded|negative|not confirmed|unlikely|was not done|not done|not performed|not planned|declined)\b`},
 	} {
 		if got := tc.w.re.String(); got != tc.want {
@@ -100,4 +104,70 @@ func FuzzWordPhrasesMatchExpression(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNegatedAt is the table of the negation rule on one mention: the
+// cue words, the prefix "non" bound to its word, and the medical names
+// that start with "non" (nonTerms). Each rule both ways.
+func TestNegatedAt(t *testing.T) {
+	tests := []struct {
+		clause, term string
+		want         bool
+	}{
+		// Cues before and after, as whole words.
+		{"no history of acs", "acs", true},
+		{"denies chest pain", "chest pain", true},
+		{"negative for stemi", "stemi", true},
+		{"acs ruled out", "acs", true},
+		{"pci not performed", "pci", true},
+		{"known acs", "acs", false},
+		{"nothing suggests acs", "acs", false}, // "no" inside "nothing" is not a cue
+		{"notable acs", "acs", false},
+		// The prefix "non" negates the term it is attached to.
+		{"non-acs", "acs", true},
+		{"non acs", "acs", true},
+		{"non–acs", "acs", true}, // en dash
+		{"non-cardiac chest pain", "cardiac", true},
+		{"non-acute coronary syndrome", "acute coronary", true},
+		// … and nothing else.
+		{"non-invasive testing before pci", "pci", false},
+		{"non-hodgkin lymphoma with stent", "stent", false},
+		{"non-small cell lung cancer with stent", "stent", false},
+		{"canon acs", "acs", false}, // "non" ending another word
+		// Names that start with "non" negate nothing.
+		{"non-stemi", "stemi", false},
+		{"non stemi", "stemi", false},
+		{"non–stemi", "stemi", false},
+		{"non-st elevation myocardial infarction", "myocardial infarction", false},
+		{"non-st-elevation acs", "acs", false},
+		{"non-st segment elevation myocardial infarction", "myocardial infarction", false},
+		{"non-q wave myocardial infarction", "myocardial infarction", false},
+		{"myocardial infarction with non-obstructive coronary arteries", "coronary", false},
+		{"non-rheumatic atrial fibrillation", "atrial fibrillation", false},
+		// A cue word still negates a name that starts with "non".
+		{"no non-stemi", "stemi", true},
+		{"non-stemi ruled out", "stemi", true},
+	}
+	for _, tc := range tests {
+		b := strings.Index(tc.clause, tc.term)
+		if b < 0 {
+			t.Fatalf("%q not in %q", tc.term, tc.clause)
+		}
+		if got := negatedAt(tc.clause, b, b+len(tc.term)); got != tc.want {
+			t.Errorf("%q in %q: negated %v, want %v", tc.term, tc.clause, got, tc.want)
+		}
+	}
+}
+
+// TestNonTermsAreFolded: every name of nonTerms is written as foldDashes
+// leaves text (no hyphen), starts with "non " and is unique, so none can
+// silently never match.
+func TestNonTermsAreFolded(t *testing.T) {
+	seen := map[string]bool{}
+	for _, n := range nonTerms {
+		if foldDashes.Replace(n) != n || !strings.HasPrefix(n, "non ") || strings.ToLower(n) != n || seen[n] {
+			t.Errorf("name %q: not lower case, folded, starting with \"non \" and unique", n)
+		}
+		seen[n] = true
+	}
 }

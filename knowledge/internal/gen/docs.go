@@ -271,7 +271,10 @@ func (b *builder) readme() string {
 	p("characters or fewer). `in_brands.csv` — Indian brands of knowledge drugs, each with its composition as the\n")
 	p("page writes it, checked against the row's drug; merged with the data pack's rows of the same name.\n\n")
 	p("**Indication codes** (`names/indications.csv`): every row; `cpic_basis` says whether CPIC's population text\n")
-	p("names the condition (`named`) or the extraction assigned it (`related`, `not-named`: review).\n\n")
+	p("names the condition (`named`) or the extraction assigned it (`related`, `not-named`: review). Each row is\n")
+	p("re-checked against its code title (issue 21, `recheckIndication` in the generator): a `CVI non-ACS non-PCI` row\n")
+	p("whose title names unstable angina is moved to `CVI ACS PCI`; one whose title names an infarction is kept and\n")
+	p("also listed under `CVI ACS PCI` (`related`), so the code decides nothing alone. Such rows say why in `recheck`.\n\n")
 	p("## Data problems found in the data pack\n\n")
 	if len(b.dataProblems) == 0 {
 		p("None.\n")

@@ -281,9 +281,67 @@ func (b *builder) buildIndications(dir string) error {
 			ic.SourceIDs = appendUniq(ic.SourceIDs, sid)
 		}
 		sort.Strings(ic.SourceIDs)
-		b.kb.Indications = append(b.kb.Indications, ic)
+		for _, out := range recheckIndication(ic) {
+			k := out.System + "|" + out.Code + "|" + out.Population
+			if out.Population != ic.Population && seen[k] {
+				continue // the data pack already lists the code there
+			}
+			seen[k] = true
+			b.kb.Indications = append(b.kb.Indications, out)
+		}
 	}
 	return nil
+}
+
+// Populations of the CPIC clopidogrel guideline that the title re-check
+// moves codes between.
+const (
+	popACSPCI = "CVI ACS PCI"
+	popNonACS = "CVI non-ACS non-PCI"
+)
+
+// recheckIndication re-checks a row of names/indications.csv against its
+// code title (issue 21): a code whose title names unstable angina or a
+// myocardial infarction is acute coronary syndrome, CPIC's "CVI ACS PCI".
+//
+//   - A "CVI non-ACS non-PCI" row whose title names unstable angina
+//     (ICD-10-CM I25.110, I25.700, I25.710 … "… with unstable angina
+//     pectoris") is moved to "CVI ACS PCI": unstable angina is acute
+//     coronary syndrome (I20.0 "Unstable angina" is a "CVI ACS PCI" row of
+//     the same table), whatever the atherosclerosis it is coded with.
+//   - A "CVI non-ACS non-PCI" row whose title names an infarction (I25.2
+//     "Old myocardial infarction", SNOMED CT "Past myocardial infarction …",
+//     "Recent myocardial infarction", "Post infarct angina" …) is kept and a
+//     "CVI ACS PCI" row is added: the title names an infarction, the data
+//     pack placed it outside ACS because it is old or not current, and the
+//     code alone does not say whether the patient is still within the
+//     treatment that follows an acute coronary syndrome. The selector finds
+//     both populations for such a code, so the code decides nothing alone:
+//     every population is evaluated and the answer says so.
+//
+// Rows of other populations are returned as they are (the neurovascular
+// rows name cerebral infarction, which is not coronary).
+func recheckIndication(ic knowledge.IndicationCode) []knowledge.IndicationCode {
+	if ic.Population != popNonACS {
+		return []knowledge.IndicationCode{ic}
+	}
+	t := strings.ToLower(ic.Display)
+	switch {
+	case strings.Contains(t, "unstable angina"):
+		moved := ic
+		moved.Population = popACSPCI
+		moved.Recheck = fmt.Sprintf("the data pack lists this code under %q; its title names unstable angina, which is acute coronary syndrome", popNonACS)
+		return []knowledge.IndicationCode{moved}
+	case strings.Contains(t, "infarct"):
+		kept := ic
+		kept.Recheck = fmt.Sprintf("the title names an infarction that the data pack reads as not current; the code is also listed under %q and does not decide between the two", popACSPCI)
+		added := ic
+		added.Population = popACSPCI
+		added.Basis = "related"
+		added.Recheck = fmt.Sprintf("the data pack lists this code under %q only; its title names an infarction, and the code alone does not say whether it is acute coronary syndrome", popNonACS)
+		return []knowledge.IndicationCode{kept, added}
+	}
+	return []knowledge.IndicationCode{ic}
 }
 
 func appendUniq(ss []string, s string) []string {
