@@ -35,10 +35,11 @@ func TestMedicationOrderUnread(t *testing.T) {
 			in:    withMed(map[string]any{"text": "clopidogrel + foozole", "coding": []any{map[string]any{"system": fhir.SystemSNOMED, "code": "0", "display": "Clopidogrel + Foozole"}}}),
 			label: "clopidogrel + foozole", drugs: []string{"clopidogrel"}, unread: []string{"foozole"}},
 		// The Indian brand table lists Clopitab-A (names-in-az-full-pages)
-		// with the ingredients Aspirin and Clopidogrel, clopidogrel alone
-		// marked covered; aspirin is a knowledge drug.
+		// under clopidogrel with the ingredients Aspirin and Clopidogrel;
+		// aspirin is a knowledge drug, so the generator makes it one of the
+		// row's drugs.
 		{name: "a combination's listed ingredient that is a knowledge drug is checked", in: withMed(map[string]any{"text": "Clopitab-A 75"}),
-			label: "Clopitab-A 75", drugs: []string{"clopidogrel", "aspirin"}},
+			label: "Clopitab-A 75", drugs: []string{"aspirin", "clopidogrel"}},
 		{name: "nothing identified: no unread parts (the whole order is not identified)", in: withMed(map[string]any{"text": "Qorvantel 200 Tablet"}),
 			label: "Qorvantel 200 Tablet"},
 		{name: "code only: the label names the system", in: withMed(map[string]any{"coding": []any{map[string]any{"system": fhir.SystemRxNorm, "code": "999999999"}}}),

@@ -166,6 +166,21 @@ func (b *builder) buildDrugNames(dir string) error {
 	if err := b.curatedNames(nb); err != nil {
 		return err
 	}
+	// A combination's ingredient that is a knowledge drug by its name is
+	// one of its drugs, whether or not the source also listed the product
+	// under it (Ecosprin-AV is listed under atorvastatin only, yet its
+	// composition names aspirin): otherwise the reader would name it as not
+	// checked although the knowledge covers it.
+	for _, dn := range nb.byKey {
+		if dn.Kind != engine.NameKindCombination {
+			continue
+		}
+		for _, in := range dn.Ingredients {
+			if d := strings.ToLower(strings.TrimSpace(in)); b.drugSet[d] != nil {
+				dn.Drugs = appendUniq(dn.Drugs, d)
+			}
+		}
+	}
 	b.kb.DrugNames = append(b.kb.DrugNames, nb.rows()...)
 	return nil
 }
