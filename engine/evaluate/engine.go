@@ -25,6 +25,9 @@ type Engine struct {
 	pops  *population.Selector
 	// drugGenes is computeDrugGenes of every drug.
 	drugGenes map[*engine.Drug][]string
+	// refLookups is referenceLookups: each gene's lookup values for its
+	// default diplotype.
+	refLookups map[string][]string
 }
 
 // New builds the engine of k, which must be built (Knowledge.Build). It
@@ -40,6 +43,7 @@ func New(k *engine.Knowledge) (*Engine, error) {
 		return nil, fmt.Errorf("knowledge index: %w", err)
 	}
 	e := &Engine{Knowledge: k, calls: calls, names: names, pops: population.New(k)}
+	e.refLookups = e.referenceLookups()
 	e.drugGenes = make(map[*engine.Drug][]string, len(k.Drugs))
 	for i := range k.Drugs {
 		e.drugGenes[&k.Drugs[i]] = e.computeDrugGenes(&k.Drugs[i])

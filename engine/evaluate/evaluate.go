@@ -215,7 +215,7 @@ func (ev *evaluation) genotypeCalls() []engine.GenotypeCall {
 		if gg == nil {
 			continue
 		}
-		if len(gg.Review) > 0 && len(gg.Diplotypes) == 0 {
+		if len(gg.Diplotypes) == 0 && len(ev.reviewOf(gg.Gene)) > 0 {
 			out = append(out, engine.GenotypeCall{Gene: gg.Gene, Phenotype: "Could not interpret — review"})
 			continue
 		}
@@ -347,6 +347,9 @@ func hasForm(d calling.Diplotype, v string) bool {
 	if v == d.Call.Phenotype || d.Call.ActivityScore != "" && v == d.Call.ActivityScore {
 		return true
 	}
+	if d.Call.ActivityScore != "" && v == d.Call.ActivityScore+" ("+d.Call.Phenotype+")" {
+		return true // DPWG's DPYD keys, "1.0 (Intermediate Metabolizer)"
+	}
 	if joinedIs(v, d.Alleles...) {
 		return true
 	}
@@ -373,7 +376,10 @@ func joinedIs(v string, parts ...string) bool {
 func (ev *evaluation) diplotypeForms(d calling.Diplotype) []string {
 	out := []string{d.Call.Phenotype, d.String()}
 	if d.Call.ActivityScore != "" {
-		out = append(out, d.Call.ActivityScore)
+		// DPWG keys DPYD rows by score and phenotype together ("1.0
+		// (Intermediate Metabolizer)"); its "(Phenotyping)" rows are for
+		// a measured enzyme activity and are never matched by a genotype.
+		out = append(out, d.Call.ActivityScore, d.Call.ActivityScore+" ("+d.Call.Phenotype+")")
 	}
 	if len(d.Alleles) == 2 {
 		out = append(out, d.Alleles[1]+"/"+d.Alleles[0])
@@ -440,14 +446,16 @@ func recSeverity(r *engine.Recommendation) engine.Severity {
 }
 
 // matchRecs returns the drug's recommendation rows of one population that match
-// the patient, one per consistent combination of lookup values.
+// the patient, one per consistent combination of lookup values, and for
+// each row chosen by the partner-gene rule what it assumed.
 //
 // A gene the input says nothing about matches "No Result" rows. Where the
-// guideline has no such row (CPIC's multi-gene tables), the row for a
-// normal result of that gene is used, so the advice follows the genes that
-// were given; preTestAlerts asks for the missing gene, and the returned
-// assumptions say so.
-func (ev *evaluation) matchRecs(pop string) ([]*engine.Recommendation, []string) {
+// guideline has no such row (CPIC's multi-gene tables), the gene is
+// untested: the rows consistent with the genes that were given are
+// grouped, and partnerChoice picks one per group from the guideline's
+// rows, never from the mere existence of a row for a normal result of the
+// untested gene; preTestAlerts asks for the untested gene.
+func (ev *evaluation) matchRecs(pop string) ([]*engine.Recommendation, map[*engine.Recommendation]partnerNote) {
 	var out []*engine.Recommendation
 	// The drug's rows of pop, and the genes they look up as "No Result",
 	// indexed at Build.
@@ -457,55 +465,59 @@ func (ev *evaluation) matchRecs(pop string) ([]*engine.Recommendation, []string)
 	if dp := ev.kb.pops.Rows(ev.drug.Name); dp != nil {
 		noResultRow, rows, keys = dp.NoResult[pop], dp.Rows[pop], dp.Keys[pop]
 	}
-	var assumed map[string]bool
+	var groups map[string][]candidate
+	var order []string
 	for ri, r := range rows {
 		ok := true
 		given := 0
-		var rowAssumed []string
+		var missing []population.RecKey
+		var group strings.Builder
 		for _, rk := range keys[ri] {
 			g := rk.Gene
 			vals := ev.lookupValues(g, rk.Lookup, rk.LookupType)
 			unknown := len(vals) == 1 && vals[0] == "No Result"
+			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
+				missing = append(missing, rk)
+				group.WriteString(g + "?;")
+				continue
+			}
 			if !unknown {
 				given++
 			}
-			if unknown && !noResultRow[g] && len(r.Genes) > 1 {
-				if !normalValue(rk.Lookup) {
-					ok = false
-					break
-				}
-				rowAssumed = append(rowAssumed, g)
-				continue
-			}
-			found := false
-			for _, v := range vals {
-				if v == rk.Lookup {
-					found = true
-				}
-			}
-			if !found {
+			if !slices.Contains(vals, rk.Lookup) {
 				ok = false
 				break
 			}
+			group.WriteString(g + "=" + rk.Lookup + ";")
 		}
-		// A row matched only through assumed-normal genes says nothing
-		// about this patient: with no genotype at all it must not read as
-		// "no change needed".
-		if ok && given > 0 {
+		// A row matched only through untested genes says nothing about
+		// this patient: with no genotype at all it must not read as "no
+		// change needed".
+		if !ok || given == 0 {
+			continue
+		}
+		if len(missing) == 0 {
 			out = append(out, r)
-			for _, g := range rowAssumed {
-				if assumed == nil {
-					assumed = map[string]bool{}
-				}
-				assumed[g] = true
-			}
+			continue
 		}
+		key := group.String()
+		if groups == nil {
+			groups = map[string][]candidate{}
+		}
+		if _, seen := groups[key]; !seen {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], candidate{r: r, missing: missing})
 	}
-	var notes []string
-	for g := range assumed {
-		notes = append(notes, fmt.Sprintf("%s was not given: the guideline row for a normal %s result is used, so this advice rests on the other gene(s); test %s", g, g, g))
+	var notes map[*engine.Recommendation]partnerNote
+	for _, key := range order {
+		r, n := ev.partnerChoice(groups[key])
+		if notes == nil {
+			notes = map[*engine.Recommendation]partnerNote{}
+		}
+		out = append(out, r)
+		notes[r] = n
 	}
-	sort.Strings(notes)
 	return out, notes
 }
 
@@ -534,33 +546,44 @@ func (ev *evaluation) genotypeAlerts() {
 	}
 	pops, popNote, popNotes := ev.populations(recs)
 	var best *engine.Recommendation
-	var bestNotes []string
+	var bestNote partnerNote
 	bestSev := engine.Severity(-1)
 	ambiguous := false
+	var answered []*engine.Recommendation
 	for _, p := range pops {
 		rows, notes := ev.matchRecs(p)
 		for _, r := range rows {
 			if !informative(r) {
 				continue
 			}
+			answered = append(answered, r)
 			s := recSeverity(r)
 			if best != nil && s == bestSev && r.Text != best.Text {
 				ambiguous = true
 			}
 			if s > bestSev {
-				best, bestSev, bestNotes = r, s, notes
+				best, bestSev, bestNote = r, s, notes[r]
 			}
 		}
 	}
+	defer ev.holeAlerts(pops, answered)
 	if best == nil {
 		return
 	}
 	if bestSev == engine.SeverityNone {
-		if ev.allNormal(best) {
+		if ev.allNormal(best) && len(bestNote.untested) == 0 {
 			// A normal result that needs no change: no alert, but say what
 			// was checked.
 			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
 				"%s: the genotype matches a %s recommendation that needs no change: %s", ev.drug.Name, best.Source, firstSentence(best.Text)))
+			return
+		}
+		if ev.allNormal(best) {
+			// A normal result of the genes given, the partner gene
+			// untested: the pre-test alert asks for it, and the warning
+			// says the advice rests on the genes given.
+			ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
+				"%s: the genotype matches a %s recommendation that needs no change: %s (%s)", ev.drug.Name, best.Source, firstSentence(best.Text), bestNote.text))
 			return
 		}
 		// A result that is not normal but carries no dose or drug change
@@ -569,6 +592,9 @@ func (ev *evaluation) genotypeAlerts() {
 		bestSev = engine.SeverityInfo
 	}
 	a := ev.alertFor(best, bestSev)
+	if len(bestNote.untested) > 0 {
+		a.Message += fmt.Sprintf(" %s was not tested: testing it could change this recommendation.", strings.Join(bestNote.untested, " and "))
+	}
 	if popNote != "" {
 		a.Assumptions = append(a.Assumptions, popNote)
 	}
@@ -576,7 +602,9 @@ func (ev *evaluation) genotypeAlerts() {
 	if ambiguous {
 		a.Assumptions = append(a.Assumptions, "more than one recommendation row fits the input; the most severe is shown")
 	}
-	a.Assumptions = append(a.Assumptions, bestNotes...)
+	if bestNote.text != "" {
+		a.Assumptions = append(a.Assumptions, bestNote.text)
+	}
 	ev.matched[len(ev.res.Alerts)] = best
 	ev.res.Alerts = append(ev.res.Alerts, a)
 }
@@ -617,7 +645,9 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) en
 		GuidanceSource: r.Source,
 		Assumptions:    []string{},
 	}
-	// The primary gene is the first whose value is not normal/No Result.
+	// The primary gene is the first whose value is not normal, not the
+	// gene's reference result (RYR1 "Uncertain Susceptibility") and not
+	// No Result.
 	given := func(g string) bool {
 		vals := ev.lookupValues(g, r.Lookup[g], r.LookupType[g])
 		return !(len(vals) == 1 && vals[0] == "No Result")
@@ -631,7 +661,8 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) en
 		if primary == "" {
 			primary = g
 		}
-		if !strings.Contains(strings.ToLower(v), "normal") && !strings.HasSuffix(v, "negative") && v != "2.0" {
+		reference := ev.kb.isReference(population.RecKey{Gene: g, Lookup: v, LookupType: r.LookupType[g]})
+		if !reference && !strings.Contains(strings.ToLower(v), "normal") && !strings.HasSuffix(v, "negative") && v != "2.0" {
 			primary = g
 			break
 		}

@@ -98,7 +98,7 @@ func (ev *evaluation) preTestAlerts() {
 		if worst == engine.SeverityNone && len(recs) > 0 {
 			continue
 		}
-		if gg := ev.gt.Genes[gene]; gg != nil && len(gg.Review) > 0 {
+		if len(ev.reviewOf(gene)) > 0 {
 			continue // reviewAlerts asked for review
 		}
 		if ev.covered(gene, alleles) {

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -15,7 +16,8 @@ import (
 func (ev *evaluation) reviewAlerts() {
 	for _, gene := range ev.drugGenes() {
 		gg := ev.gt.Genes[gene]
-		if gg == nil || len(gg.Review) == 0 {
+		review := ev.reviewOf(gene)
+		if len(review) == 0 {
 			continue
 		}
 		// What the alert says of the gene's reading: none was assumed, or
@@ -35,7 +37,7 @@ func (ev *evaluation) reviewAlerts() {
 			Category:     engine.CategoryUnknown,
 			Alternatives: []string{},
 			Message: fmt.Sprintf("Could not interpret the %s result given — review: %s. %s guidance for %s depends on this gene, %s.",
-				gene, strings.Join(gg.Review, "; "), ev.drug.Name, gene, reading),
+				gene, strings.Join(review, "; "), ev.drug.Name, gene, reading),
 			Action:         fmt.Sprintf("Have the %s result reviewed (by the lab or a pharmacogenomics pharmacist) before relying on it for %s; do not read it as normal.", gene, ev.drug.Name),
 			GuidanceSource: "CPIC",
 			Assumptions:    append([]string{}, gg.Assumptions...),
@@ -46,4 +48,40 @@ func (ev *evaluation) reviewAlerts() {
 		}
 		ev.res.Alerts = append(ev.res.Alerts, a)
 	}
+}
+
+// reviewOf returns why gene needs review (GeneGenotype.Review), or, for a
+// diplotype given as input that has no CPIC phenotype (an allele without
+// a CPIC function, a function pair without a rule) in a gene with
+// phenotype rules, that reason: the review a called diplotype without a
+// phenotype gets (calling.fromCall). Such a diplotype is a result the
+// knowledge cannot read, never "not genotyped — order a test".
+func (ev *evaluation) reviewOf(gene string) []string {
+	gg := ev.gt.Genes[gene]
+	if gg == nil {
+		return nil
+	}
+	if len(gg.Review) > 0 {
+		return gg.Review
+	}
+	if !gg.FromDiplotype || gg.Uncallable == "" || len(gg.Diplotypes) > 0 {
+		return nil
+	}
+	g, ok := ev.kb.Gene(gene)
+	if !ok || len(g.Rules) == 0 {
+		return nil
+	}
+	given := ev.req.Diplotypes[gene]
+	var nofn []string
+	if alleles, err := ev.kb.calls.ParseDiplotype(gene, given); err == nil {
+		for _, name := range alleles {
+			if al, ok := ev.kb.Allele(gene, name); ok && al.Function == "" && !slices.Contains(nofn, name) {
+				nofn = append(nofn, name)
+			}
+		}
+	}
+	if len(nofn) > 0 {
+		return []string{fmt.Sprintf("%s %s has no CPIC phenotype: %s has no CPIC function in the knowledge", gene, given, strings.Join(nofn, " and "))}
+	}
+	return []string{fmt.Sprintf("%s %s has no CPIC phenotype (%s)", gene, given, gg.Uncallable)}
 }
