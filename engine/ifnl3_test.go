@@ -27,7 +27,9 @@ func TestIFNL3PhenotypeEveryForm(t *testing.T) {
 	)
 	drug := "peginterferon alfa-2b"
 	tested := []string{"IFNL3"}
-	zyg := func(item, z string) map[string]engine.Zygosity { return map[string]engine.Zygosity{item: engine.Zygosity(z)} }
+	zyg := func(item, z string) map[string]engine.Zygosity {
+		return map[string]engine.Zygosity{item: engine.Zygosity(z)}
+	}
 	tests := []struct {
 		name string
 		req  engine.Request

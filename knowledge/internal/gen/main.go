@@ -140,9 +140,9 @@ func Generate(dataDir string) (map[string][]byte, error) {
 		b.buildNames, // names.go
 		b.buildGenes,
 		b.addCitedPhenotypeRules, // cited.go
-		b.overlayRYR1,           // pharmcat.go
-		b.addCYP2D6Combinations, // pharmcat.go
-		b.buildDefinitions,      // pharmcat.go
+		b.overlayRYR1,            // pharmcat.go
+		b.addCYP2D6Combinations,  // pharmcat.go
+		b.buildDefinitions,       // pharmcat.go
 		b.buildRsIDs,
 		b.buildRecommendations,
 		b.buildHLA,
