@@ -106,6 +106,10 @@ func (k *Caller) Validate(req engine.Request) error {
 			continue
 		}
 		seen[strings.ToLower(spec.item)] = true
+		if spec.ambiguousRepeat {
+			bad(fmt.Sprintf("variants[%d]", i), "%s", k.twoReadings(spec))
+			continue
+		}
 		if spec.rsid != "" {
 			seen[spec.rsid] = true
 			continue
