@@ -35,7 +35,7 @@ func TestIssue10Examples(t *testing.T) {
 			genotype: []string{"G6PD Arakawa Deficient with CNSHA"}, overall: engine.SeverityHigh},
 		{name: "G6PD heterozygous woman with rs1050828 + rs1050829 is not called through an unobserved allele",
 			req:      engine.Request{Drug: "rasburicase", Variants: []string{"rs1050828", "rs1050829"}, GenesTested: []string{"G6PD"}, Patient: female},
-			genotype: []string{"G6PD B (reference)/A- 202A_376G Variable"}, overall: engine.SeverityInfo},
+			genotype: []string{"G6PD B (reference)/A- 202A_376G Variable"}, overall: engine.SeverityModerate}, // MODERATE since issue 21: measure before rasburicase
 		{name: "SLCO1B1 *45",
 			req:      engine.Request{Drug: "simvastatin", Diplotypes: map[string]string{"SLCO1B1": "*1/*45"}},
 			genotype: []string{"SLCO1B1 *1/*45 Decreased Function"}, overall: engine.SeverityHigh},

@@ -577,6 +577,15 @@ func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
 // GeneGenotype, applying the fail-safe: anything not fully interpreted
 // makes the gene "could not interpret — review", never a phenotype.
 func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, sexKnown bool) *GeneGenotype {
+	gg := k.readCall(g, gc, ro, tested)
+	if gg != nil && !sexKnown && g.Chromosome == "chrX" && len(gg.Variants) > 0 {
+		noteSexUnknown(gg)
+	}
+	return gg
+}
+
+// readCall is fromCall before the sex note.
+func (k *Caller) readCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, Variants: ro.items[g.Symbol]}
 	if gc != nil {
 		gg.UntestedAlleles = gc.UntestedAlleles
@@ -601,9 +610,6 @@ func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, 
 				}
 			}
 		}
-	}
-	if g.Symbol == "G6PD" && !sexKnown && len(gg.Variants) > 0 {
-		gg.Assumptions = append(gg.Assumptions, "patient sex not given: G6PD read as two X chromosomes; a male carrier is hemizygous and deficient")
 	}
 	if len(review) > 0 {
 		gg.Review = review
