@@ -13,7 +13,7 @@ import (
 // field errors or answers, never panics, and an accepted item never
 // produces a normal reading of a gene it marks for review.
 func FuzzVariantItems(f *testing.F) {
-	for _, s := range []string{"rs4244285", "RS3892097:T", "rs3064744:TA(8)", "rs3064744:CATAT", "NC_000023.11:g.154532082G>A",
+	for _, s := range []string{"rs4244285", "RS3892097:T", "rs3064744:TA(8)", "rs3064744:(TA)7@clinical", "rs3064744:TA(8)@definitions", "rs3064744:CATAT", "NC_000023.11:g.154532082G>A",
 		"NC_000010.11:g.94781859G>A", "rs1142345:Q", "NC_000010.11:g.1A>T", "rs:", "rs1:", "rs12:ACGTN", "NC_000001.11:g.97450058C>T"} {
 		f.Add(s, "het")
 		f.Add(s, "hom")

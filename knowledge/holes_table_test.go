@@ -105,6 +105,12 @@ var knownKnowledgeHoles = []string{
 	"oliceridine | CYP2D6 | Ultrarapid Metabolizer, ≥4.0",
 	"oliceridine | CYP2D6 | Ultrarapid Metabolizer, ≥5.0",
 	"oliceridine | CYP2D6 | Ultrarapid Metabolizer, ≥6.0",
+	// IFNL3 reads from its CPIC phenotype rules (issue 21), but the data
+	// pack has no peginterferon recommendation rows (data/pgx/SOURCES.md).
+	"peginterferon alfa-2a | IFNL3 | Favorable response genotype",
+	"peginterferon alfa-2a | IFNL3 | Unfavorable response genotype",
+	"peginterferon alfa-2b | IFNL3 | Favorable response genotype",
+	"peginterferon alfa-2b | IFNL3 | Unfavorable response genotype",
 	"pimozide | CYP2D6 | Indeterminate, n/a",
 	"pimozide | CYP2D6 | Normal Metabolizer, 1.75",
 	"pimozide | CYP2D6 | Ultrarapid Metabolizer, 2.75",

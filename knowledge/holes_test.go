@@ -97,16 +97,7 @@ func drugOfGene(kb *evaluate.Engine, gene string) string {
 func TestEveryDiplotypeReachesPhenotype(t *testing.T) {
 	kb := mustLoad(t)
 	// knownHoles: pairs that reach no phenotype and no stated reason.
-	knownHoles := []string{
-		// issue 21 item IFNL3: IFNL3 has allele functions but no phenotype
-		// rules in the knowledge (data/pgx/SOURCES.md: no structured
-		// recommendation rows in either source); the IFNL3 reading is
-		// being fixed by another engineer of issue 21. Remove these rows
-		// when that lands.
-		"IFNL3 rs12979860 reference (C)/rs12979860 reference (C)",
-		"IFNL3 rs12979860 reference (C)/rs12979860 variant (T)",
-		"IFNL3 rs12979860 variant (T)/rs12979860 variant (T)",
-	}
+	var knownHoles []string // none: IFNL3 has its CPIC phenotype rules (knowledge/internal/gen/cited)
 	var holes []string
 	pairs, reached, noFunction, noRules := 0, 0, 0, 0
 	for i := range kb.Genes {
@@ -235,7 +226,7 @@ func reachable(kb *evaluate.Engine) map[string]map[string][]string {
 // (add the rows to the knowledge, or add the hole here knowing the
 // answer states it). Warfarin (CPIC flow chart, no lookup rows) and HLA
 // genes (allele status; both statuses are rows of every table) are
-// outside the walk; genes without phenotype rules (CYP4F2, IFNL3) are
+// outside the walk; genes without phenotype rules (CYP4F2) are
 // TestEveryDiplotypeReachesPhenotype's.
 func TestKnowledgeHoles(t *testing.T) {
 	kb := mustLoad(t)

@@ -301,7 +301,7 @@ func TestOpenAPIRealResponses(t *testing.T) {
 		{name: "check unknown drug", method: "POST", path: "/pgx/check", ct: "application/json", body: json(`{"drug":"clopidogrl","variants":["rs999999999"]}`), status: 200},
 		{name: "check 422", method: "POST", path: "/pgx/check", ct: "application/json", body: json(`{"drug":"clopidogrel","variants":["not-an-rsid"],"zygosity":{"rs4244285":"double"}}`), status: 422},
 		{name: "check position calls, HGVS and rsID:allele", method: "POST", path: "/pgx/check", ct: "application/json",
-			body: json(`{"drug":"atazanavir","genes_tested":["UGT1A1"],"variants":["rs3064744:TA(8)","NC_000002.12:g.233759924C>T"],"zygosity":{"rs3064744":"het","NC_000002.12:g.233759924C>T":"het"},` +
+			body: json(`{"drug":"atazanavir","genes_tested":["UGT1A1"],"variants":["rs3064744:TA(8)@definitions","NC_000002.12:g.233759924C>T"],"zygosity":{"rs3064744":"het","NC_000002.12:g.233759924C>T":"het"},` +
 				`"calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"},{"chrom":"chr10","pos":94761900,"ref":"C","alt":"T","genotype":"./."}]}`), status: 200},
 		{name: "check 422 calls and one allele", method: "POST", path: "/pgx/check", ct: "application/json",
 			body: json(`{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*17"},"calls":[{"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/3"}]}`), status: 422},

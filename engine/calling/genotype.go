@@ -40,6 +40,10 @@ type GeneGenotype struct {
 	// (GeneCall.UntestedAlleles).
 	UntestedAlleles []string
 	Assumptions     []string
+	// SexAssumption says how an X-linked gene was read when the patient's
+	// sex was not given (sex.go); it is also one of Assumptions, and the
+	// gene's alerts carry it in their summary.
+	SexAssumption string
 	// Review names every input element of the gene that was not fully
 	// interpreted (an undocumented base, a no-call at a key position, an
 	// id no definition knows, a diplotype without a CPIC phenotype). When
@@ -101,13 +105,19 @@ func (k *Caller) Validate(req engine.Request) error {
 		}
 	}
 	seen := map[string]bool{}
+	specs := make([]*variantSpec, len(req.Variants))
 	for i, v := range req.Variants {
 		spec, err := parseVariantItem(v)
 		if err != nil {
 			bad(fmt.Sprintf("variants[%d]", i), "%v", err)
 			continue
 		}
+		specs[i] = &spec
 		seen[strings.ToLower(spec.item)] = true
+		if spec.ambiguousRepeat {
+			bad(fmt.Sprintf("variants[%d]", i), "%s", k.twoReadings(spec))
+			continue
+		}
 		if spec.rsid != "" {
 			seen[spec.rsid] = true
 			continue
@@ -186,6 +196,7 @@ func (k *Caller) Validate(req engine.Request) error {
 			bad("patient.months_on_drug", "must be between 0 and 1200")
 		}
 	}
+	k.validateSex(req, specs, bad)
 	if len(fe) > 0 {
 		sort.Slice(fe, func(i, j int) bool { return fe[i].Field < fe[j].Field })
 		return &engine.ValidationError{Fields: fe}
@@ -303,8 +314,8 @@ func quoteAll(ss []string) string {
 // diplotypes and phenotypes. req must have passed Validate.
 func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 	gt := &Genotype{Genes: map[string]*GeneGenotype{}, HLA: map[string]bool{}, Covered: map[string]bool{}}
-	male := req.Patient != nil && strings.EqualFold(req.Patient.Sex, "male")
-	sexKnown := req.Patient != nil && req.Patient.Sex != ""
+	male := sexOf(req) == "male"
+	sexKnown := sexOf(req) != ""
 	tested := map[string]bool{}
 	for _, g := range req.GenesTested {
 		tested[strings.TrimSpace(g)] = true
@@ -336,6 +347,9 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		genes[g] = true
 	}
 	calls, assume := k.callGenes(ro, req, genes, tested)
+	if !sexKnown {
+		k.sexReadings(req, ro, calls, assume)
+	}
 	for symbol := range genes {
 		g, ok := k.Gene(symbol)
 		_, hasDef := k.idx.defs[symbol]
@@ -350,6 +364,9 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		if d, ok := req.Diplotypes[symbol]; ok {
 			gg = k.fromDiplotype(g, d, hemi)
 			k.checkDiplotype(g, gg, d, ro)
+			if !sexKnown && g.Chromosome == "chrX" {
+				noteSexUnknown(gg)
+			}
 		} else if hasDef {
 			gg = k.fromCall(g, calls[symbol], ro, tested[symbol] && assume[symbol], sexKnown)
 		} else if tested[symbol] {

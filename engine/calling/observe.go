@@ -16,7 +16,9 @@ import (
 //
 //   - variants items: an rsID ("rs4244285"), an rsID with its allele in
 //     VCF notation or the definitions' CPIC notation ("rs3892097:T",
-//     "rs3064744:CATAT", "rs3064744:TA(8)"), or a genomic HGVS SNV on a
+//     "rs3064744:CATAT", "rs72549309:ATGA(1)"; a UGT1A1 repeat count says
+//     how it is counted, "rs3064744:TA(8)@definitions" or
+//     "rs3064744:(TA)7@clinical", notation.go), or a genomic HGVS SNV on a
 //     GRCh38 RefSeq chromosome ("NC_000023.11:g.154532082G>A"); zygosity
 //     ("het", "hom", "hemi", or "ref" for an explicit reference call) is
 //     keyed by the item or by its rsID;
@@ -37,7 +39,10 @@ var (
 type variantSpec struct {
 	item   string // as given, trimmed
 	rsid   string // lower case, "" for HGVS
-	allele string // VCF allele, or "" when not given
+	allele string // VCF allele or the definitions' notation, or "" when not given
+	// ambiguousRepeat is true for a bare repeat count of a variant whose
+	// count has two meanings (notation.go): Validate refuses it.
+	ambiguousRepeat bool
 	// HGVS
 	chrom string
 	pos   int
@@ -67,11 +72,16 @@ func parseVariantItem(s string) (variantSpec, error) {
 	v.rsid = rs
 	if hasAllele {
 		allele = strings.TrimSpace(allele)
-		if allele == "" || len(allele) > 200 || !cpicNameRe.MatchString(allele) {
-			return v, fmt.Errorf("%q: the allele after the colon must be a VCF allele such as T or CATAT, or the CPIC notation of the definitions such as TA(8)", s)
-		}
-		v.allele = allele
 		v.item = rs + ":" + allele
+		written, marker := cutRepeatMarker(allele)
+		if written == "" || len(written) > 200 || !cpicNameRe.MatchString(written) {
+			return v, fmt.Errorf("%q: the allele after the colon must be a VCF allele such as T or CATAT, or the CPIC notation of the definitions such as ATGA(1); a repeat count of %s says how it is counted (TA(8)%s, (TA)7%s)", s, repeatVariantList(), RepeatMarkerDefinitions, RepeatMarkerClinical)
+		}
+		a, ambiguous, err := repeatAllele(rs, written, marker)
+		if err != nil {
+			return v, fmt.Errorf("%q: %v", s, err)
+		}
+		v.allele, v.ambiguousRepeat = a, ambiguous
 	} else {
 		v.item = rs
 	}
@@ -601,6 +611,15 @@ func (k *Caller) anyReferenceLike(gene string, ds []CalledDiplotype) bool {
 // GeneGenotype, applying the fail-safe: anything not fully interpreted
 // makes the gene "could not interpret — review", never a phenotype.
 func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, sexKnown bool) *GeneGenotype {
+	gg := k.readCall(g, gc, ro, tested)
+	if gg != nil && !sexKnown && g.Chromosome == "chrX" && len(gg.Variants) > 0 {
+		noteSexUnknown(gg)
+	}
+	return gg
+}
+
+// readCall is fromCall before the sex note.
+func (k *Caller) readCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested bool) *GeneGenotype {
 	gg := &GeneGenotype{Gene: g.Symbol, Variants: ro.items[g.Symbol]}
 	if gc != nil {
 		gg.UntestedAlleles = gc.UntestedAlleles
@@ -625,9 +644,6 @@ func (k *Caller) fromCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested, 
 				}
 			}
 		}
-	}
-	if g.Symbol == "G6PD" && !sexKnown && len(gg.Variants) > 0 {
-		gg.Assumptions = append(gg.Assumptions, "patient sex not given: G6PD read as two X chromosomes; a male carrier is hemizygous and deficient")
 	}
 	if len(review) > 0 {
 		gg.Review = review

@@ -22,7 +22,7 @@ func (k *Caller) AddSample(gt *Genotype, req engine.Request, sc SampleCall) {
 			continue
 		}
 		ro := &requestObs{items: map[string][]string{gc.Gene: gc.Observations}, notes: map[string][]string{}, review: map[string][]string{}}
-		gg := k.fromCall(g, gc, ro, len(gc.MissingPositions) == 0, req.Patient != nil && req.Patient.Sex != "")
+		gg := k.fromCall(g, gc, ro, len(gc.MissingPositions) == 0, sexOf(req) != "")
 		if gg == nil {
 			continue
 		}

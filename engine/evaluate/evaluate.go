@@ -587,11 +587,19 @@ func (ev *evaluation) genotypeAlerts() {
 			return
 		}
 		// A result that is not normal but carries no dose or drug change
-		// (G6PD Variable: "enzyme activity must be measured"; an
-		// indeterminate phenotype) is shown as INFO with the guideline text.
+		// (an indeterminate phenotype) is shown as INFO with the guideline
+		// text; a G6PD result that must be measured before a drug whose
+		// deficient row says avoid is MODERATE (g6pdMeasureFirst).
 		bestSev = engine.SeverityInfo
 	}
-	a := ev.alertFor(best, bestSev)
+	verb := ""
+	if bestSev < engine.SeverityModerate {
+		if deficient := ev.g6pdMeasureFirst(best); deficient != nil {
+			bestSev = engine.SeverityModerate
+			verb = fmt.Sprintf("G6PD enzyme activity must be measured before use (its row for a deficient result: %q)", strings.TrimSuffix(firstSentence(deficient.Text), "."))
+		}
+	}
+	a := ev.alertFor(best, bestSev, verb)
 	if len(bestNote.untested) > 0 {
 		a.Message += fmt.Sprintf(" %s was not tested: testing it could change this recommendation.", strings.Join(bestNote.untested, " and "))
 	}
@@ -632,7 +640,10 @@ func firstSentence(s string) string {
 }
 
 // alertFor builds the genotype-confirmed alert of a matched row.
-func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) engine.Alert {
+//
+// verb is what the summary says the guideline says; "" words it by
+// severity.
+func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, verb string) engine.Alert {
 	a := engine.Alert{
 		Severity:       sev,
 		Category:       engine.CategoryConfirmed,
@@ -700,17 +711,51 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity) en
 		}
 	}
 	ev.variantOf(&a)
-	verb := ""
-	switch sev {
-	case engine.SeverityHigh:
+	switch {
+	case verb != "":
+	case sev == engine.SeverityHigh:
 		verb = "avoid or use an alternative"
-	case engine.SeverityModerate:
+	case sev == engine.SeverityModerate:
 		verb = "change the dose or monitor"
-	case engine.SeverityInfo:
+	case sev == engine.SeverityInfo:
 		verb = "no dose or drug change, with the note shown"
 	}
-	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb)
+	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb) + ev.sexNote(primary)
 	return a
+}
+
+// sexNote is " " + how an X-linked gene was read when the patient's sex
+// was not given (calling.GeneGenotype.SexAssumption), for an alert's
+// summary; "" otherwise.
+func (ev *evaluation) sexNote(gene string) string {
+	if gg := ev.gt.Genes[gene]; gg != nil && gg.SexAssumption != "" {
+		return " " + gg.SexAssumption
+	}
+	return ""
+}
+
+// g6pdMeasureFirst returns, for a matched G6PD row of a result that does
+// not decide deficiency (Variable: a heterozygous female; Indeterminate)
+// and whose text asks for the enzyme activity to be measured, the same
+// drug's and population's row for a deficient result when that row says
+// to avoid the drug (HIGH); nil otherwise. CPIC's Variable row carries no
+// dose or drug change, but the measurement decides between "no reason to
+// avoid" and "avoid", so the alert is at least MODERATE with the
+// measurement as its recommendation (issue 21).
+func (ev *evaluation) g6pdMeasureFirst(r *engine.Recommendation) *engine.Recommendation {
+	if len(r.Genes) != 1 || r.Genes[0] != "G6PD" || !strings.Contains(r.Text, "enzyme activity must be measured") {
+		return nil
+	}
+	if v := r.Lookup["G6PD"]; v != "Variable" && v != "Indeterminate" {
+		return nil
+	}
+	for _, d := range ev.kb.RecommendationsFor(ev.drug.Name) {
+		if len(d.Genes) == 1 && d.Genes[0] == "G6PD" && d.Population == r.Population && d.Source == r.Source &&
+			d.Lookup["G6PD"] == "Deficient" && recSeverity(d) == engine.SeverityHigh {
+			return d
+		}
+	}
+	return nil
 }
 
 // variantOf fills the alert's rsID, star allele and frequencies from the

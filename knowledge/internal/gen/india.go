@@ -91,6 +91,7 @@ func (b *builder) buildVariants() error {
 			RsID: rsid, Gene: r.s("gene"), AlleleLabel: r.s("allele_label"),
 			Ref: r.s("ref"), Alt: r.s("alt"),
 		}
+		v.AlleleLabel += repeatCountNote(v, b.kb.Definitions)
 		alts := splitList(v.Alt, ",")
 		multi := len(alts) > 1
 		tag := strings.Contains(strings.ToLower(v.Gene), "tag")
@@ -579,4 +580,57 @@ func containsWord(text, name string) bool {
 		}
 		from = i + 1
 	}
+}
+
+var (
+	reRepeatClinical = regexp.MustCompile(`^\(([A-Z]+)\)([0-9]+)$`)
+	reLabelStar      = regexp.MustCompile(`\*[0-9]+[A-Z]?\b`)
+)
+
+// repeatCountNote states the count convention of a tracked repeat variant
+// whose alt is written as a clinical count ("(TA)7") when the allele
+// definitions count the same allele differently: the label's star allele
+// (UGT1A1 "*28") has the definitions' cell U(m) at a repeat position and
+// m differs from the row's count. "" when nothing needs saying. The note
+// is derived from the two data-pack rows, not typed: the panel row's ref
+// and alt, and the definitions' CPIC→VCF map and the allele's cell.
+func repeatCountNote(v knowledge.TrackedVariant, defs []knowledge.GeneDefinition) string {
+	ma := reRepeatClinical.FindStringSubmatch(v.Alt)
+	mr := reRepeatClinical.FindStringSubmatch(v.Ref)
+	star := reLabelStar.FindString(v.AlleleLabel)
+	if ma == nil || mr == nil || ma[1] != mr[1] || star == "" {
+		return ""
+	}
+	unit, n := ma[1], ma[2]
+	for _, d := range defs {
+		if d.Gene != v.Gene {
+			continue
+		}
+		for _, a := range d.Alleles {
+			if a.Name != star {
+				continue
+			}
+			for _, c := range a.Cells {
+				for _, p := range d.Positions {
+					if p.Pos != c.Pos {
+						continue
+					}
+					for cpic, vcf := range p.CPICToVCF {
+						if vcf != c.Allele || !strings.HasPrefix(cpic, unit+"(") || cpic == unit+"("+n+")" {
+							continue
+						}
+						ref := ""
+						for rc, rv := range p.CPICToVCF {
+							if rv == p.Ref {
+								ref = rc
+							}
+						}
+						return fmt.Sprintf(" [clinical repeat count: %s is the reference, %s is %s; the CPIC/PharmCAT allele definitions (%s) count otherwise: %s is the reference, %s is %s]",
+							v.Ref, v.Alt, star, p.RsID, ref, cpic, star)
+					}
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -49,6 +49,9 @@
 // no method, because the data pack has no CPIC phenotype translation for
 // them). Alleles are the union of the phenotype file's allele_function map
 // (authoritative for function and activity) and pgx/allele_summary.csv.
+// Phenotype rules the data pack lacks come from cited/phenotype_rules.csv,
+// each row citing its public guideline table (cited.go; IFNL3, PMID
+// 24096968 Table 1): the one place a rule is not read from the data pack.
 //
 // Tracked variants. Exactly 61: the rows of india/variant_frequencies.csv
 // whose rsid is a dbSNP id (rs<digits>). The two other rows (CYP2D6*5 gene
@@ -136,9 +139,10 @@ func Generate(dataDir string) (map[string][]byte, error) {
 		b.buildDrugs,
 		b.buildNames, // names.go
 		b.buildGenes,
-		b.overlayRYR1,           // pharmcat.go
-		b.addCYP2D6Combinations, // pharmcat.go
-		b.buildDefinitions,      // pharmcat.go
+		b.addCitedPhenotypeRules, // cited.go
+		b.overlayRYR1,            // pharmcat.go
+		b.addCYP2D6Combinations,  // pharmcat.go
+		b.buildDefinitions,       // pharmcat.go
 		b.buildRsIDs,
 		b.buildRecommendations,
 		b.buildHLA,
