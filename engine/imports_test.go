@@ -139,7 +139,9 @@ func transparencyLibrary(pkg string) bool {
 // only the root, never each other or the evaluation; only the evaluation
 // joins them. The medication-list summary and the India panel read the
 // root's rows and results only (the panel shares the summary's reading of
-// actionable genes). A package not listed here (service, labcsv, vcfcall, …) may
+// actionable genes). The outside-call readers (engine/outside) read only
+// the bytes they are given: the root at most, never the caller or the
+// evaluation. A package not listed here (service, labcsv, vcfcall, …) may
 // use any of them.
 var partRules = map[string][]string{
 	module + "/engine":            {},
@@ -148,6 +150,7 @@ var partRules = map[string][]string{
 	module + "/engine/population": {module + "/engine"},
 	module + "/engine/medlist":    {module + "/engine"},
 	module + "/engine/indiapanel": {module + "/engine", module + "/engine/medlist"},
+	module + "/engine/outside":    {module + "/engine"},
 	module + "/engine/evaluate": {
 		module + "/engine", module + "/engine/calling",
 		module + "/engine/drugnames", module + "/engine/population",
