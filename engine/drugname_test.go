@@ -448,12 +448,18 @@ func TestIndianBrandPages(t *testing.T) {
 			}
 		}
 	}
-	if n < 12 {
-		t.Errorf("%d Indian brand rows from pages, want 12", n)
+	if n < 14 {
+		t.Errorf("%d Indian brand rows from pages, want 14", n)
 	}
-	for in, want := range map[string]string{"Carbatol 200 Tablet": "carbamazepine", "Capegard 500 Tablet": "capecitabine", "Cytotam 20": "tamoxifen", "HCQS 200": "hydroxychloroquine", "Septran DS": "sulfamethoxazole / trimethoprim"} {
+	for in, want := range map[string]string{"Carbatol 200 Tablet": "carbamazepine", "Capegard 500 Tablet": "capecitabine", "Cytotam 20": "tamoxifen", "HCQS 200": "hydroxychloroquine", "Septran DS": "sulfamethoxazole / trimethoprim", "Saaz 500 Tablet": "sulfasalazine", "Atazor 200 mg capsule": "atazanavir"} {
 		if r := k.Names().ReadDrug(in); r.Status != engine.DrugStatusRecognised || !slices.Equal(r.Drugs, []string{want}) {
 			t.Errorf("ReadDrug(%q) = %s %v, want %s", in, r.Status, r.Drugs, want)
 		}
+	}
+	// The brand ATAZOR (atazanavir alone) must not take over the
+	// combination Atazor-R (atazanavir + ritonavir): ritonavir stays
+	// named as not checked.
+	if r := k.Names().ReadDrug("Atazor-R 300mg/100mg Tablet"); r.Status != engine.DrugStatusPartial || !slices.Equal(r.Drugs, []string{"atazanavir"}) || !slices.Contains(r.Unrecognised, "Ritonavir") {
+		t.Errorf("ReadDrug(Atazor-R) = %s %v unrecognised %v, want partly-recognised atazanavir with Ritonavir not checked", r.Status, r.Drugs, r.Unrecognised)
 	}
 }
