@@ -48,7 +48,8 @@ func FuzzPositionCalls(f *testing.F) {
 // tandem arrangements, sub-alleles, gene prefixes) for CYP2D6 and G6PD.
 func FuzzDiplotypeNotation(f *testing.F) {
 	for _, s := range []string{"*1/*1x3", "*36+*10/*4", "*13 + *68x2 + *4/*68 + *2", "CYP2D6*4/CYP2D6*4", "*4.024/*1", "*1xN/*2",
-		"Chatham", "B (reference)/Telti/Kobe", "*1x≥3/*1", "*1x>=3/*2", "/", "*1//*2", "+/+"} {
+		"Chatham", "B (reference)/Telti/Kobe", "*1x≥3/*1", "*1x>=3/*2", "/", "*1//*2", "+/+",
+		"*3/(*68)+*4", "*36+*36+*10/*10", "*1/*10+*36", "*2A/*4N", "(*2)+*2/*1", "*1×2/*1X0", "()+*1/*1"} {
 		f.Add(s)
 	}
 	k := kb(f)

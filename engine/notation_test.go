@@ -29,7 +29,7 @@ func TestDiplotypeNotations(t *testing.T) {
 		{"CYP2D6", "CYP2D6*1/CYP2D6*4", []string{"*1", "*4"}, "1.0", "Intermediate Metabolizer", ""},
 		{"CYP2D6", "*4.024/*4", []string{"*4", "*4"}, "0.0", "Poor Metabolizer", ""},
 		{"CYP2D6", "*1/*2xN", nil, "", "", "unknown copy number"},
-		{"CYP2D6", "*4+*10/*1", nil, "", "", "no CPIC function for this arrangement"},
+		{"CYP2D6", "*4+*10/*1", nil, "", "", "CPIC gives the arrangement *4 + *10 no activity value"},
 		{"CYP2C19", "*17", nil, "", "", "is one allele; CYP2C19 is diploid"},
 		{"CYP2C9", "*1/*999.001", nil, "", "", "unknown"},
 		{"G6PD", "Chatham", []string{"Chatham"}, "", "Deficient", ""},

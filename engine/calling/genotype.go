@@ -214,15 +214,19 @@ func (k *Caller) geneSymbols() []string {
 }
 
 // parsedDiplotype is a diplotype resolved to knowledge allele names, with
-// notes on every name that was rewritten.
+// notes on every name that was rewritten. review is set instead of
+// alleles when a written form was understood but CPIC gives it no value
+// (notation.go): the gene then goes to review naming it.
 type parsedDiplotype struct {
 	alleles []string
 	notes   []string
+	review  []string
 }
 
 // parseDiplotype splits "A/B" into known allele names. Some G6PD allele
 // names contain "/", so every split point is tried. One allele alone is a
-// genotype only for a hemizygous gene (G6PD, MT-RNR1).
+// genotype only for a hemizygous gene (G6PD, MT-RNR1). A diplotype
+// understood but without a CPIC value returns no alleles and no error.
 func (k *Caller) parseDiplotype(g *engine.Gene, s string) ([]string, error) {
 	p, err := k.parseDiplotypeNotes(g, s)
 	return p.alleles, err
@@ -233,13 +237,20 @@ func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype,
 	if s == "" {
 		return parsedDiplotype{}, fmt.Errorf("is empty")
 	}
-	if a, note, ok, _ := k.resolveAllele(g.Symbol, s); ok {
+	if r, ok, _ := k.readAllele(g.Symbol, s); ok {
 		if !hemizygousGene(g) {
+			a := r.name
+			if a == "" {
+				a = s
+			}
 			return parsedDiplotype{}, fmt.Errorf("%q is one allele; %s is diploid, so give both alleles (for example %s/%s)", s, g.Symbol, g.DefaultAllele, a)
 		}
-		p := parsedDiplotype{alleles: []string{a}}
-		if note != "" {
-			p.notes = append(p.notes, note)
+		if r.review != "" {
+			return parsedDiplotype{review: []string{r.review}}, nil
+		}
+		p := parsedDiplotype{alleles: []string{r.name}}
+		if r.note != "" {
+			p.notes = append(p.notes, r.note)
 		}
 		return p, nil
 	}
@@ -248,14 +259,20 @@ func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype,
 		if s[i] != '/' {
 			continue
 		}
-		a, noteA, okA, whyA := k.resolveAllele(g.Symbol, strings.TrimSpace(s[:i]))
-		b, noteB, okB, whyB := k.resolveAllele(g.Symbol, strings.TrimSpace(s[i+1:]))
+		a, okA, whyA := k.readAllele(g.Symbol, strings.TrimSpace(s[:i]))
+		b, okB, whyB := k.readAllele(g.Symbol, strings.TrimSpace(s[i+1:]))
 		if okA && okB {
-			p := parsedDiplotype{alleles: []string{a, b}}
-			for _, n := range []string{noteA, noteB} {
-				if n != "" {
-					p.notes = append(p.notes, n)
+			var p parsedDiplotype
+			for _, r := range []alleleReading{a, b} {
+				if r.review != "" {
+					p.review = append(p.review, r.review)
 				}
+				if r.note != "" {
+					p.notes = append(p.notes, r.note)
+				}
+			}
+			if len(p.review) == 0 {
+				p.alleles = []string{a.name, b.name}
 			}
 			return p, nil
 		}
@@ -271,7 +288,7 @@ func (k *Caller) parseDiplotypeNotes(g *engine.Gene, s string) (parsedDiplotype,
 	parts := strings.Split(s, "/")
 	var unknown []string
 	for _, p := range parts {
-		if _, _, ok, _ := k.resolveAllele(g.Symbol, strings.TrimSpace(p)); !ok {
+		if _, ok, _ := k.readAllele(g.Symbol, strings.TrimSpace(p)); !ok {
 			unknown = append(unknown, strings.TrimSpace(p))
 		}
 	}
@@ -293,13 +310,19 @@ func (k *Caller) alleleName(gene, s string) (string, bool) {
 	return a, ok
 }
 
-// ParseDiplotype splits a diplotype of gene into known allele names.
+// ParseDiplotype splits a diplotype of gene into known allele names. A
+// diplotype understood but without a CPIC value (an arrangement or copy
+// number CPIC does not list) is an error naming it.
 func (k *Caller) ParseDiplotype(gene, s string) ([]string, error) {
 	g, ok := k.Gene(gene)
 	if !ok {
 		return nil, fmt.Errorf("unknown gene %q", gene)
 	}
-	return k.parseDiplotype(g, s)
+	p, err := k.parseDiplotypeNotes(g, s)
+	if err == nil && len(p.review) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(p.review, "; "))
+	}
+	return p.alleles, err
 }
 
 func quoteAll(ss []string) string {
@@ -459,8 +482,19 @@ func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, 
 	if len(gg.Diplotypes) == 1 {
 		alleles = gg.Diplotypes[0].Alleles
 	}
-	conflicts, agreed := k.diplotypeConflicts(symbol, given, alleles, ro)
-	review = append(review, conflicts...)
+	var agreed int
+	if len(p.review) > 0 {
+		// No CPIC allele to compare bases with: the review names the
+		// diplotype, and any other evidence for the gene was not compared.
+		review = append(review, p.review...)
+		if len(ro.items[symbol]) > 0 {
+			review = append(review, fmt.Sprintf("the %s evidence also given (%s) was not compared with it", symbol, strings.Join(ro.items[symbol], ", ")))
+		}
+	} else {
+		var conflicts []string
+		conflicts, agreed = k.diplotypeConflicts(symbol, given, alleles, ro)
+		review = append(review, conflicts...)
+	}
 	gg.Assumptions = append(gg.Assumptions, ro.notes[symbol]...)
 	if len(review) > 0 {
 		gg.Review = review
@@ -511,6 +545,11 @@ func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotyp
 	p, _ := k.parseDiplotypeNotes(g, d) // validated
 	alleles := p.alleles
 	gg.Assumptions = append(gg.Assumptions, p.notes...)
+	if len(p.review) > 0 {
+		gg.Review = p.review
+		gg.Uncallable = "could not interpret — review: " + strings.Join(p.review, "; ")
+		return gg
+	}
 	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
 		alleles = alleles[:1]
 		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf("%s is X-linked and the patient is male: read %s as hemizygous %s", g.Symbol, d, alleles[0]))
