@@ -277,13 +277,16 @@ func stableUUID(parts ...string) string {
 }
 
 // truncate bounds s to MaxSummaryRunes runes.
-func truncate(s string) string {
+func truncate(s string) string { return cutRunes(s, MaxSummaryRunes) }
+
+// cutRunes collapses white space in s and cuts it to max runes, the last
+// an ellipsis when anything was cut.
+func cutRunes(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= MaxSummaryRunes {
+	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:MaxSummaryRunes-1])) + "…"
+	return strings.TrimSpace(string([]rune(s)[:max-1])) + "…"
 }
 
 // esc escapes text for GitHub-flavoured Markdown inline use.

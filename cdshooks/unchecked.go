@@ -38,11 +38,7 @@ func quote(s string, max int) string {
 		}
 		return r
 	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	return strings.TrimSpace(string([]rune(s)[:max-1])) + "…"
+	return cutRunes(s, max)
 }
 
 // orderText is how an order names its medication, as quoted in cards.
