@@ -41,10 +41,12 @@ threshold). A bgzip file with its tabix or CSI index (FILE.tbi or FILE.csi
 beside it, or --index) is read by region: only the pharmacogene spans, with
 the same answers. --outside-calls FILE (repeatable) merges the calls of a
 dedicated caller (a PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx,
-PyPGx results.zip; at most 16 MiB each): a gene's outside call replaces
-the VCF's reading of that gene for its sample, and the drug checks use it.
-A file naming no sample needs a VCF of one sample. HLA types are not
-merged (a warning says so).`
+PyPGx results.zip, OptiType, HLA*LA, arcasHLA; at most 16 MiB each): a
+gene's outside call replaces the VCF's reading of that gene for its
+sample, and the drug checks use it. A file naming no sample needs a VCF of
+one sample. An HLA typing (OptiType,
+HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
+drug checks; none is read as negative.`
 
 // maxOutsideCallBytes bounds one --outside-calls file.
 const maxOutsideCallBytes = 16 << 20
@@ -56,7 +58,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var samples, drugs, outsideFiles listFlag
-	fs.Var(&outsideFiles, "outside-calls", "merge the calls of this caller output (repeatable): PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, PyPGx results.zip")
+	fs.Var(&outsideFiles, "outside-calls", "merge the calls of this caller output (repeatable): PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, PyPGx results.zip, OptiType, HLA*LA, arcasHLA")
 	fs.Var(&samples, "sample", "call only this sample (repeatable; default every sample)")
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
 	var (

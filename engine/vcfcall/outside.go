@@ -60,24 +60,50 @@ func (r *run) matchOutside(all []string) error {
 }
 
 // outsideFor is the sample's outside calls that replace a gene's result
-// (every gene but the HLA genes, which are not merged) and the warnings
-// for the calls not used.
-func (r *run) outsideFor(sample string) (map[string]*outside.Call, []string) {
+// (every gene but the HLA genes), the HLA alleles the drug checks read as
+// positive, and the sample's notes on the HLA calls.
+func (r *run) outsideFor(sample string) (map[string]*outside.Call, map[string]string, []string) {
 	calls := r.outside[sample]
 	if len(calls) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	genes := map[string]*outside.Call{}
-	var warn []string
+	var hla map[string]string
+	var notes []string
 	for gene, c := range calls {
-		if strings.HasPrefix(gene, "HLA-") {
-			warn = append(warn, fmt.Sprintf("the %s call of %s %s (%s) is not used: HLA types from outside calls are not merged (give them as hla to POST /pgx/check)", c.Caller, gene, c.Diplotype, c.Source))
+		if !strings.HasPrefix(gene, "HLA-") {
+			genes[gene] = c
 			continue
 		}
-		genes[gene] = c
+		from := fmt.Sprintf("%s, %s", c.Caller, c.Source)
+		if !c.Passing {
+			notes = append(notes, fmt.Sprintf("%s: the outside call %q (%s) is not passing (%s); the drug checks read %s as not typed", gene, c.Diplotype, from, c.Quality, gene))
+			continue
+		}
+		var known []string
+		for _, a := range c.HLAAlleles {
+			at := strings.IndexByte(a, '*')
+			if at < 0 {
+				continue
+			}
+			if _, ok := r.kb.Caller().HLAAllele(a[:at], a[at:]); ok {
+				if hla == nil {
+					hla = map[string]string{}
+				}
+				if hla[a] == "" {
+					known = append(known, a)
+				}
+				hla[a] = "positive"
+			}
+		}
+		if len(known) == 0 {
+			notes = append(notes, fmt.Sprintf("%s typed %s (%s): no allele the knowledge has rows for; the drug checks read no %s allele from it", gene, strings.Join(c.HLAAlleles, "/"), from, gene))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s typed %s (%s): %s positive in the drug checks; no %s allele is read as negative from the typing (two-field names, some from G groups)", gene, strings.Join(c.HLAAlleles, "/"), from, strings.Join(known, ", "), gene))
 	}
-	sort.Strings(warn)
-	return genes, warn
+	sort.Strings(notes)
+	return genes, hla, notes
 }
 
 // validOutside checks the call's diplotype as POST /pgx/check checks a

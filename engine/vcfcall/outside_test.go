@@ -159,3 +159,53 @@ func TestOutsideCallsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOutsideHLATyping: a passing HLA typing (arcasHLA's JSON) makes its
+// alleles that the knowledge has rows for positive in the drug checks:
+// HLA-B*15:02 with carbamazepine gives the HLA-B alert. A typing without
+// such an allele is named and reads no allele, never a negative.
+func TestOutsideHLATyping(t *testing.T) {
+	kb := loadKB(t)
+	for _, tc := range []struct {
+		name, typing string
+		positive     bool
+		words        string
+	}{
+		{"HLA-B*15:02 typed", `{"A": ["A*01:01:01", "A*03:01:01"], "B": ["B*15:02:01", "B*40:01:02"]}`, true, "HLA-B*15:02 positive in the drug checks"},
+		{"no allele the knowledge has rows for", `{"B": ["B*39:01:01", "B*07:02:01"]}`, false, "no allele the knowledge has rows for"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var checks []engine.Result
+			opt := vcfcall.Options{OutsideCalls: readOutside(t, tc.typing), Drugs: []string{"carbamazepine"},
+				Wire: func(r engine.Result) any { checks = append(checks, r); return nil }}
+			chunks, _, _, err := runAll(t, kb, []byte(gvcfHeader), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res vcfcall.SampleResult
+			if err := json.Unmarshal(chunks[0].Samples[0].Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, " | "), tc.words) {
+				t.Errorf("warnings %q lack %q", res.Warnings, tc.words)
+			}
+			positive := false
+			for _, a := range checks[0].Alerts {
+				for _, g := range a.Genotype {
+					if g.Gene == "HLA-B" && strings.Contains(g.Diplotype+g.Phenotype, "15:02") && strings.Contains(strings.ToLower(g.Phenotype+g.Diplotype), "positive") {
+						positive = true
+					}
+				}
+				if a.Gene == "HLA-B" && a.Severity == engine.SeverityHigh {
+					positive = true
+				}
+				if a.Gene == "HLA-B" && strings.Contains(strings.ToLower(a.Message), "negative") {
+					t.Errorf("HLA-B read as negative: %+v", a)
+				}
+			}
+			if positive != tc.positive {
+				t.Errorf("HLA-B*15:02 positive in the check: %v, want %v; alerts %+v", positive, tc.positive, checks[0].Alerts)
+			}
+		})
+	}
+}

@@ -87,11 +87,13 @@ type Options struct {
 	// Aldy, PharmCAT outside calls …) merged with the VCF (outside.go). A
 	// call of a gene replaces the VCF-derived result of that gene for its
 	// sample, read as a diplotype given to POST /pgx/check, and the drug
-	// checks use it instead of the gene's genotypes. A call names its
+	// checks use it instead of the gene's genotypes. A passing HLA-A or
+	// HLA-B typing makes its alleles that the knowledge has rows for
+	// positive in the checks (none is read as negative), with a sample
+	// warning. A call names its
 	// sample, or names none and the file has one sample; otherwise, or when
 	// the file has no such sample, the run is refused with an
-	// *OutsideCallError before any sample is answered. HLA calls are not
-	// merged (a warning says so).
+	// *OutsideCallError before any sample is answered.
 	OutsideCalls []outside.Call
 }
 
@@ -514,7 +516,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 	sc := r.kb.Caller().CallSample(obs, calling.CallOptions{ReportUntouched: true})
 	res := SampleResult{Sample: name, Genes: make([]GeneResult, 0, len(sc.Genes)), Warnings: nonNil(append(append([]string(nil), r.st.Warnings...), sc.Warnings...))}
 	s := Sample{Index: index, Name: name}
-	out, warn := r.outsideFor(name)
+	out, hla, warn := r.outsideFor(name)
 	res.Warnings = append(res.Warnings, warn...)
 	genes := make([]GeneResult, 0, len(sc.Genes))
 	for i := range sc.Genes {
@@ -555,7 +557,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 		calls, notes := positionCalls(r.withoutGenes(obs, diplotypes))
 		res.Warnings = append(res.Warnings, notes...)
 		for _, d := range r.opt.Drugs {
-			chk, out := r.check(d, calls, diplotypes)
+			chk, out := r.check(d, calls, diplotypes, hla)
 			res.Checks = append(res.Checks, chk)
 			s.Checks = append(s.Checks, out)
 		}
@@ -679,8 +681,8 @@ func validateDrugs(kb *evaluate.Engine, drugs []string) error {
 }
 
 // check evaluates one drug for a sample.
-func (r *run) check(drug string, calls []engine.PositionCall, diplotypes map[string]string) (CheckResult, CheckOutcome) {
-	res, err := r.kb.Evaluate(engine.Request{Drug: drug, Calls: calls, Diplotypes: diplotypes})
+func (r *run) check(drug string, calls []engine.PositionCall, diplotypes, hla map[string]string) (CheckResult, CheckOutcome) {
+	res, err := r.kb.Evaluate(engine.Request{Drug: drug, Calls: calls, Diplotypes: diplotypes, HLA: hla})
 	if err != nil {
 		// The calls come from a file the reader accepted; a refusal here
 		// is reported with the check, never dropped.
