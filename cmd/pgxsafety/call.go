@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/outside"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi]
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -38,7 +39,17 @@ no-call at the positions it covers, named in the gene's notes (defaults:
 PGXSAFETY_VCF_MIN_GQ and PGXSAFETY_VCF_MIN_DP, else 20 and 10; 0: no
 threshold). A bgzip file with its tabix or CSI index (FILE.tbi or FILE.csi
 beside it, or --index) is read by region: only the pharmacogene spans, with
-the same answers.`
+the same answers. --outside-calls FILE (repeatable) merges the calls of a
+dedicated caller (a PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx,
+PyPGx results.zip, OptiType, HLA*LA, arcasHLA; at most 16 MiB each): a
+gene's outside call replaces the VCF's reading of that gene for its
+sample, and the drug checks use it. A file naming no sample needs a VCF of
+one sample. An HLA typing (OptiType,
+HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
+drug checks; none is read as negative.`
+
+// maxOutsideCallBytes bounds one --outside-calls file.
+const maxOutsideCallBytes = 16 << 20
 
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("call", stderr, callSynopsis)
@@ -46,7 +57,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var samples, drugs listFlag
+	var samples, drugs, outsideFiles listFlag
+	fs.Var(&outsideFiles, "outside-calls", "merge the calls of this caller output (repeatable): PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, PyPGx results.zip, OptiType, HLA*LA, arcasHLA")
 	fs.Var(&samples, "sample", "call only this sample (repeatable; default every sample)")
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
 	var (
@@ -72,6 +84,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if strings.TrimSpace(s) == "" {
 			return usageError("call: --sample must not be empty")
 		}
+	}
+
+	outsideCalls, err := readOutsideCalls(outsideFiles)
+	if err != nil {
+		return err
 	}
 
 	path := name
@@ -113,7 +130,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return hashingFile{f: f, h: sum}, nil
 	}
 	opts := vcfcall.Options{Samples: samples, SamplesPerPass: *perPass, Progress: prog.update, Drugs: drugs, Wire: pgxapi.WireResult,
-		MinGQ: vcfThreshold(*minGQ), MinDP: vcfThreshold(*minDP)}
+		MinGQ: vcfThreshold(*minGQ), MinDP: vcfThreshold(*minDP), OutsideCalls: outsideCalls}
 	if samples == nil {
 		opts.Samples = nil
 	}
@@ -169,7 +186,10 @@ func callError(name string, err error) error {
 	var pe *vcf.ParseError
 	var se *vcfcall.SampleError
 	var ve *engine.ValidationError
+	var oe *vcfcall.OutsideCallError
 	switch {
+	case errors.As(err, &oe):
+		return fmt.Errorf("call: --outside-calls: %v", oe)
 	case errors.As(err, &pe):
 		return fmt.Errorf("call: %s cannot be read: %v", name, pe)
 	case errors.As(err, &se):
@@ -178,6 +198,32 @@ func callError(name string, err error) error {
 		return fieldErrors(err, "call: invalid --drug:", func(f string) string { return "--" + f })
 	}
 	return fmt.Errorf("call: %w", err)
+}
+
+// readOutsideCalls reads every --outside-calls file; each call's Source
+// names its file ("cyrius.tsv line 2"). A file that cannot be read, or that
+// no reader recognises, is refused naming the file and line.
+func readOutsideCalls(files []string) ([]outside.Call, error) {
+	var calls []outside.Call
+	for _, name := range files {
+		if strings.TrimSpace(name) == "" {
+			return nil, usageError("call: --outside-calls must not be empty")
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("call: --outside-calls: %w", err)
+		}
+		file, err := outside.Read(f, maxOutsideCallBytes)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("call: --outside-calls %s cannot be read: %v", name, err)
+		}
+		for _, c := range file.Calls {
+			c.Source = filepath.Base(name) + " " + c.Source
+			calls = append(calls, c)
+		}
+	}
+	return calls, nil
 }
 
 // spoolStdin copies standard input to a temporary file and returns its

@@ -25,12 +25,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/evaluate"
+	"github.com/pgxsafety/pgxsafety/engine/outside"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 )
 
@@ -80,6 +82,19 @@ type Options struct {
 	// seek (region.go); otherwise, or when the file is not BGZF, the file
 	// is streamed whole and Stats.IndexNote says why.
 	Index *vcf.Index
+
+	// OutsideCalls are calls of dedicated callers (engine/outside: Cyrius,
+	// Aldy, PharmCAT outside calls …) merged with the VCF (outside.go). A
+	// call of a gene replaces the VCF-derived result of that gene for its
+	// sample, read as a diplotype given to POST /pgx/check, and the drug
+	// checks use it instead of the gene's genotypes. A passing HLA-A or
+	// HLA-B typing makes its alleles that the knowledge has rows for
+	// positive in the checks (none is read as negative), with a sample
+	// warning. A call names its
+	// sample, or names none and the file has one sample; otherwise, or when
+	// the file has no such sample, the run is refused with an
+	// *OutsideCallError before any sample is answered.
+	OutsideCalls []outside.Call
 }
 
 // Progress reports how far a Run is.
@@ -263,6 +278,8 @@ type run struct {
 	filterW  []string
 	filterN  int
 	regions  []vcf.Region // read by region (region.go)
+	// outside holds the outside calls by sample and gene (outside.go).
+	outside map[string]map[string]*outside.Call
 }
 
 // Run calls the genes of the requested samples, handing them over in
@@ -439,6 +456,9 @@ func (r *run) pass(pass int) (bool, error) {
 func (r *run) start(rd *vcf.Reader) error {
 	all := rd.AllSamples()
 	r.st.SamplesInFile = len(all)
+	if err := r.matchOutside(all); err != nil {
+		return err
+	}
 	if r.want == nil {
 		r.selected = len(all)
 		return nil
@@ -496,18 +516,53 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 	sc := r.kb.Caller().CallSample(obs, calling.CallOptions{ReportUntouched: true})
 	res := SampleResult{Sample: name, Genes: make([]GeneResult, 0, len(sc.Genes)), Warnings: nonNil(append(append([]string(nil), r.st.Warnings...), sc.Warnings...))}
 	s := Sample{Index: index, Name: name}
+	out, hla, warn := r.outsideFor(name)
+	res.Warnings = append(res.Warnings, warn...)
+	genes := make([]GeneResult, 0, len(sc.Genes))
+	for i := range sc.Genes {
+		g := geneResult(&sc.Genes[i])
+		alignWithCheck(r.kb.Caller(), &g, &sc.Genes[i])
+		genes = append(genes, g)
+	}
+	// The outside calls replace their genes' results; a gene without an
+	// allele definition is added.
+	var diplotypes map[string]string // the outside calls the checks use
+	for gene, c := range out {
+		var vcfGene *GeneResult
+		at := -1
+		for i := range genes {
+			if genes[i].Gene == gene {
+				vcfGene, at = &genes[i], i
+			}
+		}
+		g := outsideGene(r.kb.Caller(), c, vcfGene)
+		if at >= 0 {
+			genes[at] = g
+		} else {
+			genes = append(genes, g)
+		}
+		if c.Passing && validOutside(r.kb.Caller(), c) == "" {
+			if diplotypes == nil {
+				diplotypes = map[string]string{}
+			}
+			diplotypes[gene] = c.Diplotype
+		} else if len(r.opt.Drugs) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the outside call (%s, %s) is not used in the drug checks (%s); they read the VCF's genotypes of %s", gene, c.Caller, c.Source, g.Summary, gene))
+		}
+	}
+	if len(out) > 0 {
+		sort.SliceStable(genes, func(i, j int) bool { return genes[i].Gene < genes[j].Gene })
+	}
 	if len(r.opt.Drugs) > 0 {
-		calls, notes := positionCalls(obs)
+		calls, notes := positionCalls(r.withoutGenes(obs, diplotypes))
 		res.Warnings = append(res.Warnings, notes...)
 		for _, d := range r.opt.Drugs {
-			chk, out := r.check(d, calls)
+			chk, out := r.check(d, calls, diplotypes, hla)
 			res.Checks = append(res.Checks, chk)
 			s.Checks = append(s.Checks, out)
 		}
 	}
-	for i := range sc.Genes {
-		g := geneResult(&sc.Genes[i])
-		alignWithCheck(r.kb.Caller(), &g, &sc.Genes[i])
+	for _, g := range genes {
 		if g.NeedsReview {
 			s.GenesForReview++
 		} else if g.Status == calling.CallCalled {
@@ -626,8 +681,8 @@ func validateDrugs(kb *evaluate.Engine, drugs []string) error {
 }
 
 // check evaluates one drug for a sample.
-func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, CheckOutcome) {
-	res, err := r.kb.Evaluate(engine.Request{Drug: drug, Calls: calls})
+func (r *run) check(drug string, calls []engine.PositionCall, diplotypes, hla map[string]string) (CheckResult, CheckOutcome) {
+	res, err := r.kb.Evaluate(engine.Request{Drug: drug, Calls: calls, Diplotypes: diplotypes, HLA: hla})
 	if err != nil {
 		// The calls come from a file the reader accepted; a refusal here
 		// is reported with the check, never dropped.
@@ -640,6 +695,24 @@ func (r *run) check(drug string, calls []engine.PositionCall) (CheckResult, Chec
 	// (positions used, no-calls and untested alleles, per gene).
 	res.Evidence = nil
 	return CheckResult{Drug: drug, Result: r.opt.Wire(res)}, CheckOutcome{Drug: drug, OverallSeverity: res.OverallSeverity}
+}
+
+// withoutGenes leaves out the observations at definition positions of
+// the genes the checks read from outside calls.
+func (r *run) withoutGenes(obs []calling.PositionObservation, genes map[string]string) []calling.PositionObservation {
+	if len(genes) == 0 {
+		return obs
+	}
+	kept := make([]calling.PositionObservation, 0, len(obs))
+	for _, o := range obs {
+		if _, gene, ok := r.kb.Caller().DefinitionRef(o.Chrom, o.Pos); ok {
+			if _, out := genes[gene]; out {
+				continue
+			}
+		}
+		kept = append(kept, o)
+	}
+	return kept
 }
 
 // positionCalls turns a sample's observations into the REST position
