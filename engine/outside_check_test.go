@@ -100,6 +100,21 @@ func TestOutsideCallsOnCheck(t *testing.T) {
 			ledger: []string{"outside_calls[0] not_passing [CYP2D6]"},
 		},
 		{
+			name:     "PharmCAT outside call MT-RNR1 m.1555A>G (one allele): gentamicin high",
+			req:      engine.Request{Drug: "gentamicin", OutsideCalls: []string{"MT-RNR1\tm.1555A>G\n"}},
+			severity: engine.SeverityHigh,
+			ledger:   []string{"outside_calls[0] used [MT-RNR1]"},
+		},
+		{
+			name:     "a PharmCAT row with a phenotype only: review, the phenotype not used",
+			req:      engine.Request{Drug: "codeine", OutsideCalls: []string{"CYP2D6\t\tPoor Metabolizer\n"}},
+			gene:     "CYP2D6",
+			want:     []engine.GenotypeCall{{Gene: "CYP2D6", Phenotype: "Could not interpret — review"}},
+			review:   "gives no diplotype, only Poor Metabolizer",
+			severity: engine.SeverityModerate,
+			ledger:   []string{"outside_calls[0] not_passing [CYP2D6]"},
+		},
+		{
 			name:     "arcasHLA B*15:02 with carbamazepine: positive, high",
 			req:      engine.Request{Drug: "carbamazepine", OutsideCalls: []string{arcasB1502}},
 			severity: engine.SeverityHigh,

@@ -156,6 +156,10 @@ func (k *Caller) mergeOutside(req engine.Request, items []outsideItem) *outsideM
 			notPassing(fmt.Sprintf("the outside call %q of %s (%s) is not passing: %s", c.Diplotype, c.Gene, o.from, c.Quality))
 			continue
 		}
+		if strings.TrimSpace(c.Diplotype) == "" {
+			notPassing(fmt.Sprintf("the outside call of %s (%s) gives no diplotype, only %s: the engine reads genotypes and does not use a phenotype it cannot trace to one", c.Gene, o.from, strings.TrimSpace(strings.Join([]string{c.Phenotype, c.ActivityScore}, " "))))
+			continue
+		}
 		if _, err := k.parseDiplotype(g, c.Diplotype); err != nil {
 			notPassing(fmt.Sprintf("the outside call %q of %s (%s) cannot be read: %v", c.Diplotype, c.Gene, o.from, err))
 			continue
