@@ -141,18 +141,19 @@ func transparencyLibrary(pkg string) bool {
 // root's rows and results only (the panel shares the summary's reading of
 // actionable genes). The outside-call readers (engine/outside) read only
 // the bytes they are given: the root at most, never the caller or the
-// evaluation. A package not listed here (service, labcsv, vcfcall, …) may
+// evaluation; the allele caller may use them (a check's outside_calls are
+// evidence it judges). A package not listed here (service, labcsv, vcfcall, …) may
 // use any of them.
 var partRules = map[string][]string{
 	module + "/engine":            {},
-	module + "/engine/calling":    {module + "/engine"},
+	module + "/engine/calling":    {module + "/engine", module + "/engine/outside"},
 	module + "/engine/drugnames":  {module + "/engine"},
 	module + "/engine/population": {module + "/engine"},
 	module + "/engine/medlist":    {module + "/engine"},
 	module + "/engine/indiapanel": {module + "/engine", module + "/engine/medlist"},
 	module + "/engine/outside":    {module + "/engine"},
 	module + "/engine/evaluate": {
-		module + "/engine", module + "/engine/calling",
+		module + "/engine", module + "/engine/calling", module + "/engine/outside",
 		module + "/engine/drugnames", module + "/engine/population",
 	},
 }

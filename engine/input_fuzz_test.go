@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/engine/evaluate"
+	"github.com/pgxsafety/pgxsafety/engine/outside"
 )
 
 // FuzzVariantItems feeds arbitrary variants items (rsIDs, rsID:ALLELE,
@@ -39,6 +41,28 @@ func FuzzPositionCalls(f *testing.F) {
 		req := engine.Request{Drug: "fluorouracil", Calls: []engine.PositionCall{{Chrom: chrom, Pos: pos, Ref: ref, Alt: alt, Genotype: gt}}}
 		if tested {
 			req.GenesTested = []string{"DPYD", "CYP2C19"}
+		}
+		checkAnswer(t, k, req)
+	})
+}
+
+// FuzzOutsideCalls feeds arbitrary caller output as the outside_calls of
+// a check, beside a CYP2D6 diplotype and a variant.
+func FuzzOutsideCalls(f *testing.F) {
+	for _, s := range []string{
+		"CYP2D6\t*1/*2x2\n", "CYP2C19\t*2/*2\tPoor Metabolizer\n", "Sample\tGenotype\tFilter\nS\t*1/*5\tPASS\n",
+		"Sample\tGenotype\tFilter\nS\t*1/*2;*1/*34\tMore_than_one_possible_genotype\n",
+		"CYP2D6 Star Allele Calling with StellarPGx\n\nResult:\n*2/*68+*4\n",
+		`{"B": ["B*15:02:01", "B*40:01:02"]}`, "\tA1\tA2\tB1\tB2\tC1\tC2\tReads\tObjective\n0\tA*32:01\tA*68:03\tB*15:02\tB*35:01\tC*07:02\tC*07:02\t1\t1\n",
+	} {
+		f.Add(s, true)
+	}
+	k := kb(f)
+	f.Fuzz(func(t *testing.T, text string, more bool) {
+		req := engine.Request{Drug: "codeine", OutsideCalls: []string{text}}
+		if more {
+			req.Diplotypes = map[string]string{"CYP2D6": "*1/*1"}
+			req.Variants = []string{"rs4244285"}
 		}
 		checkAnswer(t, k, req)
 	})
@@ -93,12 +117,21 @@ func checkAnswer(t *testing.T, k *evaluate.Engine, req engine.Request) {
 	}
 	// The evidence ledger has exactly one entry per input item, each in a
 	// state, with a reason exactly when the item was not used.
-	if want := len(req.Variants) + len(req.Calls) + len(req.Diplotypes) + len(req.HLA); len(res.Evidence) != want {
+	// An outside_calls item has one entry per call it holds.
+	outsideCalls := 0
+	for _, text := range req.OutsideCalls {
+		f, err := outside.Read(strings.NewReader(text), calling.MaxOutsideCallBytes)
+		if err != nil {
+			t.Fatalf("accepted outside call unreadable: %v", err)
+		}
+		outsideCalls += len(f.Calls)
+	}
+	if want := len(req.Variants) + len(req.Calls) + len(req.Diplotypes) + len(req.HLA) + outsideCalls; len(res.Evidence) != want {
 		t.Fatalf("evidence ledger has %d entries for %d input items: %+v", len(res.Evidence), want, res.Evidence)
 	}
 	fields := map[string]bool{}
 	for _, e := range res.Evidence {
-		if fields[e.Field] || e.State == 0 || (e.State == engine.EvidenceUsed) != (e.Reason == "") {
+		if fields[e.Field] && !strings.HasPrefix(e.Field, "outside_calls[") || e.State == 0 || (e.State == engine.EvidenceUsed) != (e.Reason == "") {
 			t.Fatalf("evidence ledger entry %+v (duplicate field, no state, or a reason that does not fit the state)", e)
 		}
 		fields[e.Field] = true

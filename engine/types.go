@@ -39,6 +39,11 @@ type Request struct {
 	// codes and text that disagree are both evaluated (engine/population).
 	IndicationCodes []Coding `json:"indication_codes,omitempty"`
 	Patient         *Patient `json:"patient,omitempty"`
+	// OutsideCalls are the outputs of dedicated callers (a PharmCAT
+	// outside-call TSV, Cyrius, Aldy, StellarPGx, OptiType, HLA*LA,
+	// arcasHLA), each as the tool wrote it (engine/outside); a call of a
+	// gene is read as that gene's diplotype (engine/calling/outside.go).
+	OutsideCalls []string `json:"outside_calls,omitempty"`
 }
 
 // Severity of an alert, ordered: a higher value is more severe. Its
@@ -326,6 +331,10 @@ const (
 	// EvidenceNotPlaceable: no allele definition position takes the
 	// item; a gene reported as tested that may carry it goes to review.
 	EvidenceNotPlaceable
+	// EvidenceNotPassing: a dedicated caller reports the call as not
+	// passing (ambiguous, low quality) or it cannot be read; its gene goes
+	// to review naming the caller's words.
+	EvidenceNotPassing
 )
 
 // String returns the constant's Go name, for logs and test messages; the
@@ -338,6 +347,8 @@ func (s EvidenceState) String() string {
 		return "EvidenceConflicting"
 	case EvidenceNotPlaceable:
 		return "EvidenceNotPlaceable"
+	case EvidenceNotPassing:
+		return "EvidenceNotPassing"
 	}
 	return "EvidenceState(" + strconv.Itoa(int(s)) + ")"
 }

@@ -191,6 +191,10 @@ type PatientFacts struct {
 	// Calls are position-level GRCh38 genotype calls, e.g.
 	// {"chrom":"chr10","pos":94781859,"ref":"G","alt":"A","genotype":"0/1"}.
 	Calls []engine.PositionCall `json:"calls,omitempty"`
+	// OutsideCalls are dedicated callers' outputs as the tools wrote them
+	// (PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, OptiType,
+	// HLA*LA, arcasHLA; docs/vcf.md "Outside calls").
+	OutsideCalls []string `json:"outside_calls,omitempty"`
 }
 
 // CodingRequest is one coded clinical fact: a code system (FHIR system URL
@@ -216,15 +220,16 @@ func (c CheckRequest) EngineRequest() engine.Request { return c.PatientFacts.Eng
 // EngineRequest is the engine request for drug with these facts.
 func (c PatientFacts) EngineRequest(drug string) engine.Request {
 	req := engine.Request{
-		Drug:        drug,
-		Variants:    c.Variants,
-		Diplotypes:  c.Diplotypes,
-		HLA:         c.HLA,
-		GenesTested: c.GenesTested,
-		Calls:       c.Calls,
-		State:       c.State,
-		Ethnicity:   c.Ethnicity,
-		Indication:  c.Indication,
+		Drug:         drug,
+		Variants:     c.Variants,
+		Diplotypes:   c.Diplotypes,
+		HLA:          c.HLA,
+		GenesTested:  c.GenesTested,
+		Calls:        c.Calls,
+		State:        c.State,
+		OutsideCalls: c.OutsideCalls,
+		Ethnicity:    c.Ethnicity,
+		Indication:   c.Indication,
 	}
 	if c.Zygosity != nil {
 		req.Zygosity = make(map[string]engine.Zygosity, len(c.Zygosity))

@@ -1,6 +1,7 @@
 package pgxapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,13 +21,15 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/outside"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
 // POST /pgx/vcf: a lab uploads a GRCh38 VCF (plain or bgzip) as the
-// multipart part "file", with optional repeated "drug" and "sample" parts.
+// multipart part "file", with optional repeated "drug", "sample" and
+// "outside_calls" parts.
 // Every requested sample's pharmacogenes are called with the engine's allele
 // matcher and answered per gene (see docs/vcf.md). The upload is written to
 // a temporary file first (within the size limit), then read once per group
@@ -49,6 +52,10 @@ const (
 	// vcfMaxDrugs and vcfMaxSamples bound the repeated parts.
 	vcfMaxDrugs   = 50
 	vcfMaxSamples = 10_000
+	// vcfMaxOutsideParts and vcfMaxOutsideBytes bound the "outside_calls"
+	// parts (caller outputs: a few kilobytes each).
+	vcfMaxOutsideParts = 16
+	vcfMaxOutsideBytes = 4 << 20
 	// SamplesPerRateUnit: a VCF answer is charged one rate-limit unit
 	// (beyond the request's own) per started SamplesPerRateUnit samples.
 	SamplesPerRateUnit = 100
@@ -69,6 +76,10 @@ type vcfForm struct {
 	sha256   string
 	drugs    []string
 	samples  []string
+	// outside are the calls of the outside_calls parts; outsideFiles
+	// describe the parts.
+	outside      []outside.Call
+	outsideFiles []service.OutsideCallFile
 }
 
 func vcfTooLarge(maxBytes int64) error {
@@ -128,6 +139,16 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 			if err := form.spool(part, maxBytes, tick); err != nil {
 				return form, err
 			}
+		case "outside_calls":
+			if len(form.outsideFiles) >= vcfMaxOutsideParts {
+				problems = append(problems, engine.FieldError{Field: "outside_calls", Reason: fmt.Sprintf("at most %d parts", vcfMaxOutsideParts)})
+				continue
+			}
+			if problem, err := form.readOutside(part); err != nil {
+				return form, err
+			} else if problem != nil {
+				problems = append(problems, *problem)
+			}
 		case "drug", "sample":
 			list, limit := &form.drugs, vcfMaxDrugs
 			if name == "sample" {
@@ -150,7 +171,7 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 			*list = append(*list, v)
 		default:
 			problems = append(problems, engine.FieldError{Field: safeFieldName(name),
-				Reason: "is not a field of this endpoint (the fields are file, drug and sample)"})
+				Reason: "is not a field of this endpoint (the fields are file, drug, sample and outside_calls)"})
 		}
 	}
 	if form.path == "" {
@@ -197,6 +218,46 @@ func (f *vcfForm) spool(part *multipart.Part, maxBytes int64, tick func()) error
 		return fileError("file", "is empty")
 	}
 	return nil
+}
+
+// readOutside reads one outside_calls part: a caller's output, as
+// engine/outside reads it. An unreadable output is a problem naming the
+// part and line; a body cut short is an error.
+func (f *vcfForm) readOutside(part *multipart.Part) (*engine.FieldError, error) {
+	field := fmt.Sprintf("outside_calls[%d]", len(f.outsideFiles))
+	h := sha256.New()
+	b, err := io.ReadAll(io.TeeReader(io.LimitReader(part, vcfMaxOutsideBytes+1), h))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &httpx.Error{Kind: httpx.KindTooLarge, Detail: "the request body is too large"}
+		}
+		return nil, &httpx.Error{Kind: httpx.KindMalformed, Detail: "the multipart/form-data body is malformed", Err: err}
+	}
+	name := part.FileName()
+	f.outsideFiles = append(f.outsideFiles, service.OutsideCallFile{Name: name, Bytes: int64(len(b)), SHA256: hex.EncodeToString(h.Sum(nil))})
+	if len(b) > vcfMaxOutsideBytes {
+		return &engine.FieldError{Field: field, Reason: fmt.Sprintf("must be at most %d bytes", vcfMaxOutsideBytes)}, nil
+	}
+	label := field
+	if name != "" {
+		label = fmt.Sprintf("%s (%s)", field, safeFieldName(name))
+	}
+	file, err := outside.ReadNamed(bytes.NewReader(b), vcfMaxOutsideBytes, label)
+	if err != nil {
+		var pe *outside.ParseError
+		if errors.As(err, &pe) && pe.Line > 0 {
+			return &engine.FieldError{Field: field, Reason: fmt.Sprintf("line %d: %s", pe.Line, pe.Msg)}, nil
+		}
+		if errors.As(err, &pe) {
+			return &engine.FieldError{Field: field, Reason: pe.Msg}, nil
+		}
+		return nil, err
+	}
+	last := &f.outsideFiles[len(f.outsideFiles)-1]
+	last.Format, last.Calls = file.Format, len(file.Calls)
+	f.outside = append(f.outside, file.Calls...)
+	return nil, nil
 }
 
 // tickingReader calls tick after every `every` bytes read.
@@ -268,7 +329,7 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
 	v.op = s.svc.NewVCFCall(v.call, service.VCFFile{Name: form.fileName, Format: format, Bytes: form.bytes,
-		SHA256: form.sha256, Samples: form.samples, Drugs: form.drugs})
+		SHA256: form.sha256, Samples: form.samples, Drugs: form.drugs, OutsideCalls: form.outsideFiles})
 	v.file = vcfFileInfo{Name: form.fileName, Bytes: form.bytes, SHA256: form.sha256}
 	if !stream {
 		v.spill = &spillBuffer{limit: spillMemory}
@@ -276,11 +337,15 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	}
 	_ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline))
 	opts := vcfcall.Options{Samples: form.samples, MaxBytes: maxBytes * VCFExpansionLimit, Wire: WireResult,
-		MinGQ: s.cfg.VCFMinGQ, MinDP: s.cfg.VCFMinDP,
+		MinGQ: s.cfg.VCFMinGQ, MinDP: s.cfg.VCFMinDP, OutsideCalls: form.outside,
 		Progress: func(vcfcall.Progress) { _ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline)) }}
 	path := form.path
 	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.admit, v.release)
 	v.stats = st
+	var oe *vcfcall.OutsideCallError
+	if errors.As(err, &oe) {
+		err = &engine.ValidationError{Fields: []engine.FieldError{{Field: "outside_calls", Reason: oe.Error()}}}
+	}
 	if err != nil {
 		return v.fail(err)
 	}

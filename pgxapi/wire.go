@@ -36,7 +36,7 @@ type Result struct {
 }
 
 // EvidenceItem is the wire form of one genotype input item and its state:
-// "used", "conflicting" or "not_placeable".
+// "used", "conflicting", "not_placeable" or "not_passing".
 type EvidenceItem struct {
 	Field  string   `json:"field"`
 	Item   string   `json:"item"`
@@ -54,6 +54,8 @@ func evidenceStateName(s engine.EvidenceState) string {
 		return "conflicting"
 	case engine.EvidenceNotPlaceable:
 		return "not_placeable"
+	case engine.EvidenceNotPassing:
+		return "not_passing"
 	}
 	panic("pgxapi: evidence state without a wire name: " + s.String())
 }

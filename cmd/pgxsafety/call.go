@@ -213,15 +213,12 @@ func readOutsideCalls(files []string) ([]outside.Call, error) {
 		if err != nil {
 			return nil, fmt.Errorf("call: --outside-calls: %w", err)
 		}
-		file, err := outside.Read(f, maxOutsideCallBytes)
+		file, err := outside.ReadNamed(f, maxOutsideCallBytes, filepath.Base(name))
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("call: --outside-calls %s cannot be read: %v", name, err)
 		}
-		for _, c := range file.Calls {
-			c.Source = filepath.Base(name) + " " + c.Source
-			calls = append(calls, c)
-		}
+		calls = append(calls, file.Calls...)
 	}
 	return calls, nil
 }

@@ -196,6 +196,8 @@ func (k *Caller) Validate(req engine.Request) error {
 			bad("patient.months_on_drug", "must be between 0 and 1200")
 		}
 	}
+	_, outsideProblems := k.readOutside(req)
+	fe = append(fe, outsideProblems...)
 	k.validateSex(req, specs, bad)
 	if len(fe) > 0 {
 		sort.Slice(fe, func(i, j int) bool { return fe[i].Field < fe[j].Field })
@@ -349,6 +351,12 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		gt.HLA[m[1]+m[2]] = strings.EqualFold(strings.TrimSpace(status), "positive")
 		gt.Covered[m[1]] = true
 	}
+	// Outside calls (outside.go): a passing call of a gene is read as its
+	// diplotype; the request's own ledger is written for what it gave.
+	given := req
+	outsideItems, _ := k.readOutside(req) // validated
+	om := k.mergeOutside(req, outsideItems)
+	req.Diplotypes = om.diplotypes
 
 	// Every variants item, position call and tested gene goes through the
 	// allele matcher (observe.go, match.go).
@@ -402,7 +410,8 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		gt.Covered[symbol] = true
 	}
 	sort.Strings(gt.Unrecognised)
-	gt.Evidence = ledgerOf(ro, req)
+	outsideLedger := om.apply(gt, outsideItems, ro)
+	gt.Evidence = append(ledgerOf(ro, given), outsideLedger...)
 	return gt
 }
 

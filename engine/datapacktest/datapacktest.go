@@ -94,3 +94,52 @@ func parseRefused(path string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// GeTRMRow is one row of the GeT-RM development truth table
+// (pgx/getrm-dev/truth-dev.tsv).
+type GeTRMRow struct {
+	Sample, Gene, SourceCall, Accepted, TruthPhenotype, Class string
+}
+
+// GeTRMTruth returns the truth rows of gene whose class is class (every
+// row of gene when class is ""), and the genomes' folder.
+func GeTRMTruth(tb testing.TB, gene, class string) ([]GeTRMRow, string) {
+	tb.Helper()
+	dir := Path(tb, "pgx", "getrm-dev")
+	b, err := os.ReadFile(filepath.Join(dir, "truth-dev.tsv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var rows []GeTRMRow
+	var col map[string]int
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if col == nil {
+			col = map[string]int{}
+			for i, h := range f {
+				col[h] = i
+			}
+			for _, h := range []string{"sample", "gene", "source_call", "accepted", "truth_phenotype", "class"} {
+				if _, ok := col[h]; !ok {
+					tb.Fatalf("truth-dev.tsv: no column %q", h)
+				}
+			}
+			continue
+		}
+		get := func(h string) string {
+			if i := col[h]; i < len(f) {
+				return f[i]
+			}
+			return ""
+		}
+		if get("gene") != gene || class != "" && get("class") != class {
+			continue
+		}
+		rows = append(rows, GeTRMRow{Sample: get("sample"), Gene: gene, SourceCall: get("source_call"),
+			Accepted: get("accepted"), TruthPhenotype: get("truth_phenotype"), Class: get("class")})
+	}
+	if len(rows) == 0 {
+		tb.Fatalf("truth-dev.tsv: no %s row of class %q", gene, class)
+	}
+	return rows, dir
+}

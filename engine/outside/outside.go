@@ -138,6 +138,16 @@ func Read(r io.Reader, maxBytes int64) (File, error) {
 	return File{}, errAt(first+1, "format not recognised: not PharmCAT outside calls, Cyrius, Aldy, StellarPGx, a PyPGx results archive, OptiType, HLA-LA or arcasHLA output")
 }
 
+// ReadNamed is Read for a named input (a file name, a request part): each
+// call's Source starts with name ("cyrius.tsv line 2").
+func ReadNamed(r io.Reader, maxBytes int64, name string) (File, error) {
+	f, err := Read(r, maxBytes)
+	for i := range f.Calls {
+		f.Calls[i].Source = name + " " + f.Calls[i].Source
+	}
+	return f, err
+}
+
 // splitLines splits text into lines without their line ends, dropping a
 // UTF-8 byte-order mark; it refuses invalid UTF-8, NUL bytes and lines
 // longer than MaxLineBytes, naming the line.

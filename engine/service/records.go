@@ -110,6 +110,7 @@ type requestWire struct {
 	Indication      string             `json:"indication,omitempty"`
 	IndicationCodes []codingWire       `json:"indication_codes,omitempty"`
 	Patient         *patientWire       `json:"patient,omitempty"`
+	OutsideCalls    []string           `json:"outside_calls,omitempty"`
 }
 
 type positionCallWire struct {
@@ -134,7 +135,7 @@ type patientWire struct {
 
 func requestOf(r engine.Request) requestWire {
 	out := requestWire{Drug: r.Drug, Variants: r.Variants, Diplotypes: r.Diplotypes, HLA: r.HLA, GenesTested: r.GenesTested,
-		State: r.State, Ethnicity: r.Ethnicity, Indication: r.Indication}
+		State: r.State, Ethnicity: r.Ethnicity, Indication: r.Indication, OutsideCalls: r.OutsideCalls}
 	if len(r.Zygosity) > 0 {
 		out.Zygosity = make(map[string]string, len(r.Zygosity))
 		for k, z := range r.Zygosity {
@@ -823,6 +824,16 @@ type vcfClosingRequest struct {
 	Format     string   `json:"format"`
 	Samples    []string `json:"samples,omitempty"`
 	Drugs      []string `json:"drugs,omitempty"`
+	// OutsideCalls name the caller outputs merged with the file.
+	OutsideCalls []outsideCallFileWire `json:"outside_calls,omitempty"`
+}
+
+type outsideCallFileWire struct {
+	Name   string `json:"name,omitempty"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	Format string `json:"format"`
+	Calls  int    `json:"calls"`
 }
 
 // vcfClosingResponse is the response payload of the closing entry.
@@ -846,7 +857,10 @@ func newVCFClosingRecord(file VCFFile, st vcfcall.Stats, released int, chunkIDs 
 	}
 	return vcfClosingRecord{
 		request: vcfClosingRequest{Kind: "vcf", FileName: file.Name, FileBytes: file.Bytes, FileSHA256: file.SHA256,
-			Format: file.Format, Samples: file.Samples, Drugs: file.Drugs},
+			Format: file.Format, Samples: file.Samples, Drugs: file.Drugs,
+			OutsideCalls: mapList(file.OutsideCalls, func(f OutsideCallFile) outsideCallFileWire {
+				return outsideCallFileWire{Name: f.Name, Bytes: f.Bytes, SHA256: f.SHA256, Format: f.Format, Calls: f.Calls}
+			})},
 		response: vcfClosingResponse{Outcome: outcome, Reason: reason, SamplesInFile: st.SamplesInFile,
 			SamplesAnswered: st.Samples, SamplesReleased: released, Records: st.Records, RecordsUsed: st.RecordsUsed,
 			ChunkEntries: chunkIDs},

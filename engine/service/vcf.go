@@ -36,6 +36,18 @@ type VCFFile struct {
 	// no drug).
 	Samples []string
 	Drugs   []string
+	// OutsideCalls describe the outside-call files merged with the VCF.
+	OutsideCalls []OutsideCallFile
+}
+
+// OutsideCallFile describes one caller output merged with a VCF.
+type OutsideCallFile struct {
+	Name   string
+	Bytes  int64
+	SHA256 string
+	// Format is the detected caller ("Cyrius"); Calls the number of calls.
+	Format string
+	Calls  int
 }
 
 // NewVCFCall starts answering one VCF.
