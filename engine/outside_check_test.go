@@ -208,3 +208,22 @@ func TestOutsideCallsOnCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestGenotypeProvidedByEveryGenotypeField: position calls and outside
+// calls are genotype input: data_completeness says so and the confidence
+// is not lowered as if no genotype had been given.
+func TestGenotypeProvidedByEveryGenotypeField(t *testing.T) {
+	k := kb(t)
+	for name, req := range map[string]engine.Request{
+		"calls": {Drug: "clopidogrel", GenesTested: nil, Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 94781859, Ref: "G", Alt: "A", Genotype: "1/1"}}},
+		"outside_calls": {Drug: "codeine", OutsideCalls: []string{cyriusHead + "S1\t*1/*2x2\tPASS\n"}},
+	} {
+		res, err := k.Evaluate(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.DataCompleteness.GenotypeProvided || res.Confidence == "low" {
+			t.Errorf("%s: genotype_provided %v, confidence %q", name, res.DataCompleteness.GenotypeProvided, res.Confidence)
+		}
+	}
+}

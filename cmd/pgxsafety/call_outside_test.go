@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 // getrmCYP2D6 returns the accepted CYP2D6 diplotype and phenotype of a
@@ -107,5 +108,51 @@ func TestCallOutsideCalls(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || errors.Is(err, errUsage) {
 			t.Errorf("%s: error %v, want %q (not a usage error)", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestCheckOutsideCalls: pgxsafety check --outside-calls reads a caller's
+// output as the check's outside_calls: a passing Cyrius call decides
+// CYP2D6; a non-passing one is a review; an unreadable one exits naming the
+// item and line.
+func TestCheckOutsideCalls(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pass := write("pass.tsv", "Sample\tGenotype\tFilter\nS1\t*1/*2x2\tPASS\n")
+	ambiguous := write("ambiguous.tsv", "Sample\tGenotype\tFilter\nS1\t*1/*2;*1/*34\tMore_than_one_possible_genotype\n")
+	broken := write("broken.tsv", "Sample\tGenotype\tFilter\nS1\t*1/*2x2\n")
+
+	out, stderr, err := runArgs(t, "check", "--drug", "codeine", "--outside-calls", pass, "--json")
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stderr)
+	}
+	var res pgxapi.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.OverallSeverity != "HIGH" || len(res.Genotype) == 0 || res.Genotype[0].Phenotype != "Ultrarapid Metabolizer" {
+		t.Errorf("passing call: %s %+v, want HIGH with CYP2D6 Ultrarapid Metabolizer", res.OverallSeverity, res.Genotype)
+	}
+
+	out, stderr, err = runArgs(t, "check", "--drug", "codeine", "--outside-calls", ambiguous, "--json")
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, stderr)
+	}
+	res = pgxapi.Result{}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.OverallSeverity != "MODERATE" || len(res.Evidence) != 1 || res.Evidence[0].State != "not_passing" {
+		t.Errorf("non-passing call: %s %+v, want MODERATE with a not_passing entry", res.OverallSeverity, res.Evidence)
+	}
+
+	if _, _, err := runArgs(t, "check", "--drug", "codeine", "--outside-calls", broken); err == nil || !strings.Contains(err.Error(), "outside_calls[0]: line 2") {
+		t.Errorf("unreadable call: error %v, want one naming outside_calls[0]: line 2", err)
 	}
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -69,7 +71,7 @@ func optionalFloat(flag, v string) (*float64, error) {
 const checkSynopsis = `check --drug DRUG [--variants rs1,rs2] [--zygosity rs1=hom,...]
        [--diplotype GENE=*1/*2]... [--hla HLA-B*15:02=positive]... [--genes-tested G1,G2]
        [--state S] [--ethnicity E] [--indication I] [--indication-code SYSTEM|CODE]...
-       [--sex male|female] [--age N] [--months-on-drug N] [--json]
+       [--sex male|female] [--age N] [--months-on-drug N] [--outside-calls FILE]... [--json]
 
 Evaluates one check offline against the embedded knowledge, exactly as
 POST /pgx/check does, and prints the result. No audit entry is written: an
@@ -96,6 +98,8 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&indCodes, "indication-code", "SYSTEM|CODE, e.g. http://hl7.org/fhir/sid/icd-10|I21.4 or ICD-10-CM|I25.10 (repeatable)")
 	fs.Var(&diplotypes, "diplotype", "GENE=DIPLOTYPE, e.g. CYP2C19=*2/*17 (repeatable)")
 	fs.Var(&hla, "hla", "ALLELE=positive|negative, e.g. HLA-B*15:02=positive (repeatable)")
+	var outsideFiles listFlag
+	fs.Var(&outsideFiles, "outside-calls", "a caller's output read as the check's outside_calls (repeatable): PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, OptiType, HLA*LA, arcasHLA")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -130,6 +134,13 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			return usageError("--indication-code %q: want SYSTEM|CODE", ic)
 		}
 		req.IndicationCodes = append(req.IndicationCodes, engine.Coding{System: strings.TrimSpace(system), Code: strings.TrimSpace(code)})
+	}
+	for _, name := range outsideFiles {
+		b, err := readBounded(name, calling.MaxOutsideCallBytes)
+		if err != nil {
+			return fmt.Errorf("check: --outside-calls: %w", err)
+		}
+		req.OutsideCalls = append(req.OutsideCalls, string(b))
 	}
 	ageYears, err := optionalFloat("age", *age)
 	if err != nil {
@@ -277,4 +288,21 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// readBounded reads the file name, refusing one larger than max bytes.
+func readBounded(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return b, nil
 }

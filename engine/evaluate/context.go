@@ -146,7 +146,8 @@ func hasConfirmed(as []engine.Alert) bool {
 func (ev *evaluation) completeness() engine.DataCompleteness {
 	r := ev.req
 	dc := engine.DataCompleteness{
-		GenotypeProvided:   len(r.Variants) > 0 || len(r.Diplotypes) > 0 || len(r.HLA) > 0 || len(r.GenesTested) > 0,
+		GenotypeProvided: len(r.Variants) > 0 || len(r.Diplotypes) > 0 || len(r.HLA) > 0 || len(r.GenesTested) > 0 ||
+			len(r.Calls) > 0 || len(r.OutsideCalls) > 0,
 		StateProvided:      strings.TrimSpace(r.State) != "",
 		EthnicityProvided:  strings.TrimSpace(r.Ethnicity) != "",
 		IndicationProvided: strings.TrimSpace(r.Indication) != "" || len(r.IndicationCodes) > 0,
