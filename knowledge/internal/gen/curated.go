@@ -161,12 +161,13 @@ func (b *builder) curatedNames(nb *nameBuilder) error {
 }
 
 // compositionNames checks that a brand's composition names its drug: one
-// ingredient is the drug by name or synonym (salt words aside); several
+// ingredient is the drug by name or synonym (salt words aside, INN
+// spelling applied: innSpelling); several
 // are each part of the drug's name (a knowledge drug that is itself a
 // combination).
 func (b *builder) compositionNames(drug string, ingredients []string) error {
 	if len(ingredients) == 1 {
-		in := strings.ToLower(ingredients[0])
+		in := innSpelling(strings.ToLower(ingredients[0]))
 		for _, w := range []string{"", " sulfate", " sulphate", " hydrochloride", " citrate", " sodium", " phosphate"} {
 			if d, ok := b.coveredNames[strings.TrimSuffix(in, w)]; ok && strings.HasSuffix(in, w) && d == drug {
 				return nil
@@ -180,4 +181,14 @@ func (b *builder) compositionNames(drug string, ingredients []string) error {
 		}
 	}
 	return nil
+}
+
+// innSpellings are ways pages write an international nonproprietary name
+// otherwise: "Pegylated Interferon Alpha-2b" is peginterferon alfa-2b (the
+// INN spells alpha "alfa" and writes a pegylated interferon as one word).
+var innSpellings = strings.NewReplacer("pegylated interferon ", "peginterferon ", "alpha", "alfa")
+
+// innSpelling returns a lower-case composition item with the INN's spelling.
+func innSpelling(in string) string {
+	return innSpellings.Replace(in)
 }

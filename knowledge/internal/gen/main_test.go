@@ -167,6 +167,37 @@ func TestParseDrugNames(t *testing.T) {
 	}
 }
 
+// TestCompositionNames checks the curated Indian brand rows' composition
+// check: a page's spelling of the INN is accepted for its drug only.
+func TestCompositionNames(t *testing.T) {
+	b := &builder{coveredNames: map[string]string{
+		"peginterferon alfa-2b": "peginterferon alfa-2b",
+		"peginterferon alfa-2a": "peginterferon alfa-2a",
+		"hydroxychloroquine":    "hydroxychloroquine",
+		"vortioxetine":          "vortioxetine",
+	}}
+	tests := []struct {
+		drug        string
+		ingredients []string
+		ok          bool
+	}{
+		{"peginterferon alfa-2b", []string{"Pegylated Interferon Alpha-2b"}, true},
+		{"peginterferon alfa-2b", []string{"Peginterferon alfa-2b"}, true},
+		{"peginterferon alfa-2a", []string{"Pegylated Interferon Alpha-2b"}, false},
+		{"peginterferon alfa-2b", []string{"Interferon Alpha-2b"}, false},
+		{"hydroxychloroquine", []string{"Hydroxychloroquine Sulfate"}, true},
+		{"vortioxetine", []string{"Vortioxetine"}, true},
+		{"vortioxetine", []string{"Vortioxetine Hydrobromide Extra"}, false},
+		{"sulfamethoxazole / trimethoprim", []string{"Trimethoprim", "Sulfamethoxazole"}, true},
+		{"sulfamethoxazole / trimethoprim", []string{"Trimethoprim", "Ornidazole"}, false},
+	}
+	for _, tc := range tests {
+		if err := b.compositionNames(tc.drug, tc.ingredients); (err == nil) != tc.ok {
+			t.Errorf("compositionNames(%q, %q) = %v, want ok %v", tc.drug, tc.ingredients, err, tc.ok)
+		}
+	}
+}
+
 func TestHelpers(t *testing.T) {
 	if diff := cmp.Diff([]string{"g.154536019G>A; g.154536019G>T", "rs1050829"}, splitVariantList("g.154536019G>A; g.154536019G>T;rs1050829")); diff != "" {
 		t.Errorf("splitVariantList (-want +got):\n%s", diff)
