@@ -215,7 +215,7 @@ func TestOutsideCallsOnCheck(t *testing.T) {
 func TestGenotypeProvidedByEveryGenotypeField(t *testing.T) {
 	k := kb(t)
 	for name, req := range map[string]engine.Request{
-		"calls": {Drug: "clopidogrel", GenesTested: nil, Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 94781859, Ref: "G", Alt: "A", Genotype: "1/1"}}},
+		"calls":         {Drug: "clopidogrel", GenesTested: nil, Calls: []engine.PositionCall{{Chrom: "chr10", Pos: 94781859, Ref: "G", Alt: "A", Genotype: "1/1"}}},
 		"outside_calls": {Drug: "codeine", OutsideCalls: []string{cyriusHead + "S1\t*1/*2x2\tPASS\n"}},
 	} {
 		res, err := k.Evaluate(req)
