@@ -448,11 +448,12 @@ func TestIndianBrandPages(t *testing.T) {
 			}
 		}
 	}
-	if n < 20 {
-		t.Errorf("%d Indian brand rows from pages, want 20", n)
+	if n < 23 {
+		t.Errorf("%d Indian brand rows from pages, want 23", n)
 	}
 	for in, want := range map[string]string{"Carbatol 200 Tablet": "carbamazepine", "Capegard 500 Tablet": "capecitabine", "Cytotam 20": "tamoxifen", "HCQS 200": "hydroxychloroquine", "Septran DS": "sulfamethoxazole / trimethoprim", "Saaz 500 Tablet": "sulfasalazine", "Atazor 200 mg capsule": "atazanavir",
-		"PegiHep 80 mcg injection": "peginterferon alfa-2b", "Virafin": "peginterferon alfa-2b", "Vortidif 10 mg Tablet": "vortioxetine", "Pegasys 180 mcg injection": "peginterferon alfa-2a", "Enflox 400 Tablet": "norfloxacin", "Norflot 400": "norfloxacin"} {
+		"PegiHep 80 mcg injection": "peginterferon alfa-2b", "Virafin": "peginterferon alfa-2b", "Vortidif 10 mg Tablet": "vortioxetine", "Pegasys 180 mcg injection": "peginterferon alfa-2a", "Enflox 400 Tablet": "norfloxacin", "Norflot 400": "norfloxacin",
+		"ZEMDRI 500 mg injection": "plazomicin", "Celin 500 mg tablet": "vitamin c", "Limcee 500 Chewable Tablet": "vitamin c"} {
 		if r := k.Names().ReadDrug(in); r.Status != engine.DrugStatusRecognised || !slices.Equal(r.Drugs, []string{want}) {
 			t.Errorf("ReadDrug(%q) = %s %v, want %s", in, r.Status, r.Drugs, want)
 		}
