@@ -858,9 +858,7 @@ func newVCFClosingRecord(file VCFFile, st vcfcall.Stats, released int, chunkIDs 
 	return vcfClosingRecord{
 		request: vcfClosingRequest{Kind: "vcf", FileName: file.Name, FileBytes: file.Bytes, FileSHA256: file.SHA256,
 			Format: file.Format, Samples: file.Samples, Drugs: file.Drugs,
-			OutsideCalls: mapList(file.OutsideCalls, func(f OutsideCallFile) outsideCallFileWire {
-				return outsideCallFileWire{Name: f.Name, Bytes: f.Bytes, SHA256: f.SHA256, Format: f.Format, Calls: f.Calls}
-			})},
+			OutsideCalls: mapList(file.OutsideCalls, func(f OutsideCallFile) outsideCallFileWire { return outsideCallFileWire(f) })},
 		response: vcfClosingResponse{Outcome: outcome, Reason: reason, SamplesInFile: st.SamplesInFile,
 			SamplesAnswered: st.Samples, SamplesReleased: released, Records: st.Records, RecordsUsed: st.RecordsUsed,
 			ChunkEntries: chunkIDs},
