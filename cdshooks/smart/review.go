@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gorilla/mux"
+	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -81,8 +82,14 @@ func fhirFailure(what string, err error) error {
 // audit it, and renders the answer.
 func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	sid := mux.Vars(r)["id"]
-	ss, ok := s.store.session(sid, existingBrowserID(r))
-	if !ok {
+	ss, err := s.store.session(r.Context(), sid, existingBrowserID(r))
+	if err != nil && !errors.Is(err, errNoRecord) && !errors.Is(err, errUnreadable) {
+		return storeFailure(err, "")
+	}
+	if err != nil {
+		if errors.Is(err, errUnreadable) {
+			httpx.Logger(r.Context()).Warn("SMART session record unreadable", zap.Error(err))
+		}
 		return &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
 			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex}
 	}
