@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,13 +170,8 @@ func renderAPIDocs(doc []byte) ([]byte, error) {
 	for i := range p.Tags {
 		byTag[p.Tags[i].Name] = &p.Tags[i]
 	}
-	paths := make([]string, 0, len(d.Paths))
-	for path := range d.Paths {
-		paths = append(paths, path)
-	}
-	sort.Strings(paths)
 	methodOrder := []string{"get", "head", "post", "put", "patch", "delete", "options"}
-	for _, path := range paths {
+	for _, path := range slices.Sorted(maps.Keys(d.Paths)) {
 		for _, m := range methodOrder {
 			raw, ok := d.Paths[path][m]
 			if !ok {
@@ -196,12 +191,7 @@ func renderAPIDocs(doc []byte) ([]byte, error) {
 				o.BodyDescription = rb.Description
 				o.Body = contents(rb.Content)
 			}
-			codes := make([]string, 0, len(op.Responses))
-			for c := range op.Responses {
-				codes = append(codes, c)
-			}
-			sort.Strings(codes)
-			for _, c := range codes {
+			for _, c := range slices.Sorted(maps.Keys(op.Responses)) {
 				r := op.Responses[c]
 				if name, ok := strings.CutPrefix(r.Ref, "#/components/responses/"); ok {
 					r = d.Components.Responses[name]
@@ -223,20 +213,10 @@ func renderAPIDocs(doc []byte) ([]byte, error) {
 			t.Operations = append(t.Operations, o)
 		}
 	}
-	names := make([]string, 0, len(d.Components.Schemas))
-	for n := range d.Components.Schemas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(d.Components.Schemas)) {
 		s := d.Components.Schemas[n]
 		ds := docsSchema{Name: n, Description: s.Description, Type: typeHTML(s)}
-		props := make([]string, 0, len(s.Properties))
-		for k := range s.Properties {
-			props = append(props, k)
-		}
-		sort.Strings(props)
-		for _, k := range props {
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 			f := s.Properties[k]
 			ds.Fields = append(ds.Fields, docsField{Name: k, Required: slices.Contains(s.Required, k),
 				Description: f.Description, Type: typeHTML(f)})
@@ -275,13 +255,8 @@ func authText(sec []map[string][]string) string {
 }
 
 func contents(c map[string]oaMedia) []docsContent {
-	types := make([]string, 0, len(c))
-	for t := range c {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	out := make([]docsContent, 0, len(types))
-	for _, t := range types {
+	out := make([]docsContent, 0, len(c))
+	for _, t := range slices.Sorted(maps.Keys(c)) {
 		out = append(out, docsContent{MediaType: t, Type: typeHTML(c[t].Schema)})
 	}
 	return out

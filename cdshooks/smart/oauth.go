@@ -232,15 +232,9 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 			Detail: "The callback needs code and state. Launch the review again from the EHR."}
 	}
 	p, err := s.store.takePending(r.Context(), state, existingBrowserID(r))
-	if err != nil && !errors.Is(err, errNoRecord) && !errors.Is(err, errUnreadable) {
-		return storeFailure(err, "")
-	}
 	if err != nil {
-		if errors.Is(err, errUnreadable) {
-			httpx.Logger(r.Context()).Warn("SMART launch record unreadable", zap.Error(err))
-		}
-		return &pageError{Kind: httpx.KindMalformed, Title: "This sign-in is not valid",
-			Detail: "The state of the authorization answer does not match a launch made from this browser in the last 10 minutes (it may have been used already, have expired, or come from elsewhere). Launch the review again from the EHR."}
+		return lookupFailure(r.Context(), err, "launch", &pageError{Kind: httpx.KindMalformed, Title: "This sign-in is not valid",
+			Detail: "The state of the authorization answer does not match a launch made from this browser in the last 10 minutes (it may have been used already, have expired, or come from elsewhere). Launch the review again from the EHR."})
 	}
 	ctx := r.Context()
 	sc, err := s.disco.get(ctx, p.ehr.ISS)

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -83,15 +82,9 @@ func fhirFailure(what string, err error) error {
 func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	sid := mux.Vars(r)["id"]
 	ss, err := s.store.session(r.Context(), sid, existingBrowserID(r))
-	if err != nil && !errors.Is(err, errNoRecord) && !errors.Is(err, errUnreadable) {
-		return storeFailure(err, "")
-	}
 	if err != nil {
-		if errors.Is(err, errUnreadable) {
-			httpx.Logger(r.Context()).Warn("SMART session record unreadable", zap.Error(err))
-		}
-		return &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
-			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex}
+		return lookupFailure(r.Context(), err, "session", &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
+			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex})
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), dataTimeout)
 	defer cancel()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -154,6 +156,22 @@ func storeFailure(err error, full string) error {
 	}
 	return &pageError{Kind: httpx.KindBusy, Title: "The review sessions cannot be reached",
 		Detail: "pgxsafety could not reach the store its replicas share review sessions in. Try again in a minute; if it persists, tell the service's operator (quote the request id).", Err: err}
+}
+
+// lookupFailure is the page of a launch or session the store did not
+// give: notFound when it holds none for this browser, or holds one this
+// replica cannot open (logged: the replicas' session keys may differ);
+// the store's failure page otherwise.
+func lookupFailure(ctx context.Context, err error, what string, notFound *pageError) error {
+	switch {
+	case errors.Is(err, errUnreadable):
+		httpx.Logger(ctx).Warn("SMART "+what+" record unreadable", zap.Error(err))
+		return notFound
+	case errors.Is(err, errNoRecord):
+		return notFound
+	default:
+		return storeFailure(err, "")
+	}
 }
 
 // sameBrowser compares two browser binding values in constant time.
