@@ -156,6 +156,7 @@ func (s *Server) Register(r *mux.Router) {
 	r.Handle("/healthz", httpx.Handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/readyz", httpx.Handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/openapi.json", httpx.Handle(openAPI)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/docs", httpx.Handle(apiDocs)).Methods(http.MethodGet, http.MethodHead)
 	s.registerClassifier(r) // /classifier_v2/* (classifier.go)
 }
 

@@ -202,8 +202,8 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request) error {
 	verifier := oauth2.GenerateVerifier()
 	p := &pending{browser: browser, ehr: ehr, iss: iss, verifier: verifier, launch: launch,
 		standalone: launch == "", expires: s.now().Add(launchTTL)}
-	if !s.store.putPending(state, p) {
-		return &pageError{Kind: httpx.KindBusy, Title: "Too many launches in progress", Detail: "Try again in a few minutes."}
+	if err := s.store.putPending(r.Context(), state, p); err != nil {
+		return storeFailure(err, "Too many launches in progress")
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("aud", iss)}
 	if launch != "" {
@@ -231,10 +231,10 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 		return &pageError{Kind: httpx.KindMalformed, Title: "The authorization answer is incomplete",
 			Detail: "The callback needs code and state. Launch the review again from the EHR."}
 	}
-	p, ok := s.store.takePending(state, existingBrowserID(r))
-	if !ok {
-		return &pageError{Kind: httpx.KindMalformed, Title: "This sign-in is not valid",
-			Detail: "The state of the authorization answer does not match a launch made from this browser in the last 10 minutes (it may have been used already, have expired, or come from elsewhere). Launch the review again from the EHR."}
+	p, err := s.store.takePending(r.Context(), state, existingBrowserID(r))
+	if err != nil {
+		return lookupFailure(r.Context(), err, "launch", &pageError{Kind: httpx.KindMalformed, Title: "This sign-in is not valid",
+			Detail: "The state of the authorization answer does not match a launch made from this browser in the last 10 minutes (it may have been used already, have expired, or come from elsewhere). Launch the review again from the EHR."})
 	}
 	ctx := r.Context()
 	sc, err := s.disco.get(ctx, p.ehr.ISS)
@@ -288,8 +288,8 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) error {
 		ss.expires = tok.Expiry
 	}
 	sid := randomToken(32)
-	if !s.store.putSession(sid, ss) {
-		return &pageError{Kind: httpx.KindBusy, Title: "Too many review sessions", Detail: "Try again in a few minutes."}
+	if err := s.store.putSession(ctx, sid, ss); err != nil {
+		return storeFailure(err, "Too many review sessions")
 	}
 	httpx.Logger(ctx).Info("SMART launch completed", zap.Bool("standalone", p.standalone), zap.String("subject_hash", httpx.SubjectHash(principal)))
 	w.Header().Set("Cache-Control", "no-store")

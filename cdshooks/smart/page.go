@@ -2,9 +2,7 @@ package smart
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -34,7 +32,7 @@ var (
 	// styleSheet is inlined in every page; the Content-Security-Policy
 	// allows exactly it (no script at all).
 	styleSheet = mustRead("templates/style.css")
-	csp        = "default-src 'none'; style-src 'sha256-" + hashB64(styleSheet) + "'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	csp        = "default-src 'none'; style-src " + httpx.CSPHashSource(styleSheet) + "; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 
 func mustRead(name string) string {
@@ -43,11 +41,6 @@ func mustRead(name string) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-func hashB64(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return base64.StdEncoding.EncodeToString(h[:])
 }
 
 // pageError is an error the app shows as an HTML page: its kind chooses

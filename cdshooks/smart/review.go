@@ -81,10 +81,10 @@ func fhirFailure(what string, err error) error {
 // audit it, and renders the answer.
 func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	sid := mux.Vars(r)["id"]
-	ss, ok := s.store.session(sid, existingBrowserID(r))
-	if !ok {
-		return &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
-			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex}
+	ss, err := s.store.session(r.Context(), sid, existingBrowserID(r))
+	if err != nil {
+		return lookupFailure(r.Context(), err, "session", &pageError{Kind: httpx.KindUnauthorized, Title: "This review session has ended",
+			Detail: "The review session does not exist for this browser or has expired. Launch the review again from the EHR.", Link: PathIndex})
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), dataTimeout)
 	defer cancel()

@@ -92,6 +92,11 @@ type Config struct {
 	HTTPClient *http.Client
 	// FHIR configures the FHIR client of the review page.
 	FHIR fhir.ClientOptions
+	// Shared, when set, keeps launches and sessions where every replica
+	// reaches them, sealed with SessionKey (SessionKeySize bytes); nil
+	// keeps them in this process's memory (one replica only).
+	Shared     SharedStore
+	SessionKey []byte
 }
 
 // Client types of a registered EHR.
@@ -136,7 +141,7 @@ type Server struct {
 	now    func() time.Time
 	log    *zap.Logger
 	hc     *http.Client
-	store  *memoryStore
+	store  sessionStore
 	disco  *discoveryCache
 	secure bool
 }
@@ -182,6 +187,12 @@ func New(cfg Config, svc *service.Service, log *zap.Logger) (*Server, error) {
 		s.hc = &http.Client{Timeout: httpTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	s.store = newMemoryStore(now)
+	if cfg.Shared != nil {
+		if s.store, err = newSealedStore(cfg.Shared, cfg.SessionKey, s.ehrs, now); err != nil {
+			return nil, err
+		}
+	}
+	s.cfg.SessionKey = nil // kept by the sealer only
 	s.disco = newDiscoveryCache(s.hc, now)
 	return s, nil
 }

@@ -88,6 +88,9 @@ type environment struct {
 
 	SMARTEHRs       string        `env:"PGXSAFETY_SMART_EHRS"`
 	SMARTSessionTTL time.Duration `env:"PGXSAFETY_SMART_SESSION_TTL, default=1h"`
+	// SMARTSessionKeyFile seals the SMART sessions kept in Redis (empty:
+	// smartSessionKeyFileName in the data directory).
+	SMARTSessionKeyFile string `env:"PGXSAFETY_SMART_SESSION_KEY_FILE"`
 }
 
 // readEnvironment reads the process environment.
@@ -347,6 +350,9 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 	if cfg.smart, err = loadSMARTSettings(env); err != nil {
 		return cfg, err
 	}
+	if cfg.smart.sessionKeyFile == "" {
+		cfg.smart.sessionKeyFile = filepath.Join(cfg.dataDir, smartSessionKeyFileName)
+	}
 	if cfg.oidc.devMode() {
 		if err := requireLoopback(cfg.addr); err != nil {
 			return cfg, err
@@ -378,7 +384,7 @@ func requireLoopback(addr string) error {
 
 // loadSMARTSettings reads the registered EHRs file, if any.
 func loadSMARTSettings(env environment) (smartSettings, error) {
-	st := smartSettings{ehrsFile: env.SMARTEHRs, sessionTTL: env.SMARTSessionTTL}
+	st := smartSettings{ehrsFile: env.SMARTEHRs, sessionTTL: env.SMARTSessionTTL, sessionKeyFile: env.SMARTSessionKeyFile}
 	if st.ehrsFile == "" {
 		return st, nil
 	}

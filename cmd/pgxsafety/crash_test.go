@@ -21,22 +21,48 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 )
 
-// buildBinary builds cmd/pgxsafety into a temporary directory.
+// builtBinary is the binary buildBinary built once for the package's
+// tests (TestMain removes its directory).
+var builtBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	out  []byte
+	err  error
+}
+
+// buildBinary builds cmd/pgxsafety once for all the tests of the package
+// (with -race when the tests run with it) and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH: cannot build the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "pgxsafety")
-	args := []string{"build", "-o", bin}
-	if raceBuild {
-		args = append(args, "-race")
+	b := &builtBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "pgxsafety-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "pgxsafety")
+		args := []string{"build", "-o", b.path}
+		if raceBuild {
+			args = append(args, "-race")
+		}
+		b.out, b.err = exec.Command("go", append(args, ".")...).CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build: %v\n%s", b.err, b.out)
 	}
-	cmd := exec.Command("go", append(args, ".")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return b.path
+}
+
+// TestMain removes the binary buildBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBinary.dir != "" {
+		os.RemoveAll(builtBinary.dir)
 	}
-	return bin
+	os.Exit(code)
 }
 
 // childEnv is the environment of the binary: this one without PGXSAFETY_*

@@ -92,6 +92,10 @@ Usage:
         and measure it against a bare net/http handler: /pgx/check (SQLite
         and, with a postgres:// PGXSAFETY_DATABASE_URL, PostgreSQL), CDS
         order-sign, /pgx/vcf, /pgx/batch_csv (docs/performance.md).
+  pgxsafety healthcheck [--url URL]
+        Probe a running server's /readyz (default: at PGXSAFETY_ADDR, an
+        unspecified host probed on loopback); exit status 0 when it
+        answers 200 (the container image's HEALTHCHECK).
   pgxsafety version
         Print the engine, API, knowledge and Go versions.
   pgxsafety help
@@ -104,7 +108,7 @@ Environment (flags override; see README.md for the full list):
                                   data directory; "sqlite:PATH"; "postgres://...")
   PGXSAFETY_OIDC_ISSUER           OpenID Connect issuer (unset: local development mode)
   PGXSAFETY_OIDC_AUDIENCE         client id the ID tokens must be issued to
-  PGXSAFETY_REDIS_URL             share rate limits between replicas
+  PGXSAFETY_REDIS_URL             share rate limits and SMART sessions between replicas
   PGXSAFETY_RATE_LIMIT_PER_MINUTE per-user limit (default 60)
   PGXSAFETY_CORS_ORIGINS          allowed browser origins (default: CORS off)
   PGXSAFETY_BATCH_CSV_MAX_BYTES   largest POST /pgx/batch_csv file (default 52428800)
@@ -148,6 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runKnowledge(rest, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, rest, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -219,7 +219,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	}
 	cds.Register(router)
 	// SMART review app: its own authorization (SMART App Launch).
-	app, err := newSMARTApp(cfg, svc, log)
+	app, err := newSMARTApp(cfg, svc, rdb, log)
 	if err != nil {
 		return nil, err
 	}

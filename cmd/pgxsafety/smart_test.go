@@ -294,3 +294,35 @@ func TestReviewInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionKeyFile: the key file is created once (mode 0600) and read
+// back by the next replica; a key readable by others, or not 32 bytes of
+// base64, refuses the start naming the variable.
+func TestSessionKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys", smartSessionKeyFileName)
+	k1, err := loadOrCreateSessionKey(path)
+	if err != nil || len(k1) != smart.SessionKeySize {
+		t.Fatalf("create: %d bytes, %v", len(k1), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode: %v %v", fi.Mode(), err)
+	}
+	k2, err := loadOrCreateSessionKey(path)
+	if err != nil || string(k1) != string(k2) {
+		t.Fatalf("the second replica reads another key (%v)", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadOrCreateSessionKey(path); err == nil || !strings.Contains(err.Error(), "PGXSAFETY_SMART_SESSION_KEY_FILE") {
+		t.Errorf("a key readable by others: %v", err)
+	}
+	bad := filepath.Join(dir, "short.key")
+	if err := os.WriteFile(bad, []byte("c2hvcnQ=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadOrCreateSessionKey(bad); err == nil || !strings.Contains(err.Error(), "32 random bytes") {
+		t.Errorf("a short key: %v", err)
+	}
+}

@@ -150,12 +150,25 @@ func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Has
 	if err != nil {
 		return err
 	}
+	unlock, err := lockWitness(w.path)
+	if err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	defer unlock()
 	_, old, err := w.Latest()
 	if err != nil {
 		return err
 	}
 	if old != nil {
 		if old.Size > cp.Size {
+			// Another replica writing to the same log may have witnessed
+			// a later checkpoint since msg was signed. That is no removal
+			// when the log still holds the witnessed tree and msg's tree
+			// is a prefix of it; otherwise entries were removed.
+			if p, err := proof(cp.Size, old.Size); err == nil &&
+				tlog.VerifyConsistency(cp.Size, old.Size, p, cp.Root, old.Root) == nil {
+				return errWitnessAhead
+			}
 			return fmt.Errorf("%w: the witness holds a checkpoint of %d entries, the log now has %d: entries were removed",
 				audit.ErrChainBroken, old.Size, cp.Size)
 		}
@@ -171,15 +184,25 @@ func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Has
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
-	tmp := w.path + ".tmp"
-	if err := os.WriteFile(tmp, msg, 0o644); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(w.path), filepath.Base(w.path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
-	if err := os.Rename(tmp, w.path); err != nil {
+	_, werr := tmp.Write(msg)
+	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("witness: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), w.path); err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("witness: %w", err)
 	}
 	return nil
 }
+
+// errWitnessAhead: the witness already holds a later checkpoint of the
+// same log (signed by another replica sharing the key and the witness).
+var errWitnessAhead = errors.New("witness holds a later checkpoint of this log")
 
 // checkpointer signs checkpoints of the audit log, hands them to the
 // witness and serves them and their proofs (pgxapi.TransparencyLog).
@@ -227,9 +250,20 @@ func (c *checkpointer) publish(ctx context.Context) error {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := c.witness.Update(msg, func(from, to uint64) ([]tlog.Hash, error) {
+	err = c.witness.Update(msg, func(from, to uint64) ([]tlog.Hash, error) {
 		return c.log.ConsistencyProof(ctx, from, to)
-	}); err != nil {
+	})
+	if errors.Is(err, errWitnessAhead) {
+		// A sibling replica's later checkpoint, shown consistent with this
+		// log: serve that one.
+		var wcp *tlog.Checkpoint
+		if msg, wcp, err = c.witness.Latest(); err == nil && wcp != nil {
+			cp = *wcp
+		} else if err == nil {
+			err = errors.New("witness: the later checkpoint disappeared")
+		}
+	}
+	if err != nil {
 		return c.fail(err)
 	}
 	c.mu.Lock()

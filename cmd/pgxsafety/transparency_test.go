@@ -17,10 +17,12 @@ import (
 	tdlog "github.com/transparency-dev/formats/log"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
+	"go.uber.org/zap"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -253,4 +255,73 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestWitnessSharedByReplicas: replicas sharing one key and one witness
+// file sign checkpoints of the same log at their own pace, so a replica
+// may hand the witness a checkpoint older than the one a sibling already
+// put there. That is no removal: the witness keeps the later checkpoint
+// and the replica serves it, instead of declaring the log tampered with
+// and signing nothing more. (TestTransparencyEndToEnd shows a log cut
+// below the witnessed size is still refused.)
+func TestWitnessSharedByReplicas(t *testing.T) {
+	clearEnv(t)
+	dataDir := t.TempDir()
+	s := inProcess(t, dataDir, serverOptions{})
+	tok := devToken(t, dataDir, "alice", time.Now())
+	check := func(n int) {
+		for range n {
+			if rec := request(t, s.handler, http.MethodPost, "/pgx/check", tok, checkBody); rec.Code != http.StatusOK {
+				t.Fatalf("check: %d %s", rec.Code, rec.Body)
+			}
+		}
+	}
+	ctx := context.Background()
+	check(3)
+	cp3, err := s.checkpoints.log.Checkpoint(ctx, s.checkpoints.signer.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.checkpoints.signer.SignCheckpoint(cp3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(2)
+	// The sibling: another checkpointer of the same log, key and witness.
+	sibling := newCheckpointer(s.store, s.checkpoints.signer, filepath.Join(dataDir, witnessFileName), zap.NewNop())
+	if err := sibling.publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	witnessed := mustRead(t, filepath.Join(dataDir, witnessFileName))
+	err = s.checkpoints.witness.Update(stale, func(from, to uint64) ([]tlog.Hash, error) {
+		return s.checkpoints.log.ConsistencyProof(ctx, from, to)
+	})
+	if !errors.Is(err, errWitnessAhead) {
+		t.Fatalf("a replica's older checkpoint: %v, want errWitnessAhead", err)
+	}
+	if got := mustRead(t, filepath.Join(dataDir, witnessFileName)); string(got) != string(witnessed) {
+		t.Errorf("the witness went back from the sibling's checkpoint:\n%s\nto\n%s", witnessed, got)
+	}
+	// publish of the first replica adopts the sibling's checkpoint.
+	if err := s.checkpoints.publish(ctx); err != nil {
+		t.Fatalf("publish after the sibling: %v", err)
+	}
+	msg, cp, err := s.checkpoints.Latest()
+	if err != nil || cp.Size != 5 || string(msg) != string(witnessed) {
+		t.Errorf("latest after the sibling: size %d, %v", cp.Size, err)
+	}
+	// A checkpoint of another log (another key's origin cannot open; a
+	// forged root of the same size) is still refused as tampering.
+	forged := cp3
+	forged.Root[0] ^= 1
+	bad, err := s.checkpoints.signer.SignCheckpoint(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.checkpoints.witness.Update(bad, func(from, to uint64) ([]tlog.Hash, error) {
+		return s.checkpoints.log.ConsistencyProof(ctx, from, to)
+	})
+	if !errors.Is(err, audit.ErrChainBroken) {
+		t.Errorf("a checkpoint whose tree is not a prefix of the witnessed one: %v, want ErrChainBroken", err)
+	}
 }

@@ -1,7 +1,9 @@
 // Package redisstore holds pgxsafety's Redis adapters. cmd builds one
-// Redis client (NewClient) and hands it to both: the rate limiter's budget
-// store (RateStore, an httpx.RateStore) and the CDS Hooks jti replay cache
-// (ReplayCache, a cdshooks.ReplayCache). The surfaces never import Redis.
+// Redis client (NewClient) and hands it to all three: the rate limiter's
+// budget store (RateStore, an httpx.RateStore), the CDS Hooks jti replay
+// cache (ReplayCache, a cdshooks.ReplayCache) and the SMART app's sealed
+// launches and sessions (SMARTStore, a smart.SharedStore). The surfaces
+// never import Redis.
 //
 // Failure policy, one for every use of Redis: Redis is a shared cache
 // between replicas, never a condition for starting (cmd pings it once and
@@ -10,7 +12,9 @@
 // back to the stricter side: the rate limiter enforces each caller's limit
 // in the replica's memory until Redis answers again (shared budgets are
 // lost, limits are not); the CDS replay check refuses the hook call with
-// 503 (a token that may be a replay is never accepted). Operations time
+// 503 (a token that may be a replay is never accepted); a SMART launch or
+// review answers 503 (a session kept in one replica's memory would not be
+// found by the others). Operations time
 // out quickly (DialTimeout, ReadTimeout, WriteTimeout below), so a Redis
 // outage slows no answer by more than about a second.
 package redisstore
@@ -24,6 +28,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -110,4 +115,64 @@ func (r *ReplayCache) Claim(ctx context.Context, key string, until time.Time) (b
 // Release deletes a claimed key (the call that claimed it gave no answer).
 func (r *ReplayCache) Release(ctx context.Context, key string) error {
 	return r.c.Del(ctx, replayKeyPrefix+key).Err()
+}
+
+// smartKeyPrefix is checked on every key of the SMART store (the app
+// names its keys pgxsafety:smart:...).
+const smartKeyPrefix = "pgxsafety:smart:"
+
+// SMARTStore keeps the SMART review app's sealed launches and sessions in
+// Redis (a smart.SharedStore), so every replica reaches them. Failures
+// return their error: the app answers 503 and keeps nothing elsewhere.
+type SMARTStore struct{ c *redis.Client }
+
+// NewSMARTStore returns the SMART store in rdb.
+func NewSMARTStore(rdb *redis.Client) *SMARTStore { return &SMARTStore{c: rdb} }
+
+func checkSMARTKey(key string) error {
+	if len(key) <= len(smartKeyPrefix) || key[:len(smartKeyPrefix)] != smartKeyPrefix {
+		return fmt.Errorf("smart store: key outside %s", smartKeyPrefix)
+	}
+	return nil
+}
+
+// Put stores rec under key with ttl as its expiry (SET PX).
+func (s *SMARTStore) Put(ctx context.Context, key string, rec []byte, ttl time.Duration) error {
+	if err := checkSMARTKey(key); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		ttl = time.Millisecond
+	}
+	if err := s.c.Set(ctx, key, rec, ttl).Err(); err != nil {
+		return fmt.Errorf("smart store: redis: %w", err)
+	}
+	return nil
+}
+
+// Get returns the record of key, or smart.ErrNoRecord (as errNoRecord).
+func (s *SMARTStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkSMARTKey(key); err != nil {
+		return nil, err
+	}
+	b, err := s.c.Get(ctx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, smart.ErrNoRecord
+	}
+	if err != nil {
+		return nil, fmt.Errorf("smart store: redis: %w", err)
+	}
+	return b, nil
+}
+
+// Delete removes key (DEL) and reports whether this call removed it.
+func (s *SMARTStore) Delete(ctx context.Context, key string) (bool, error) {
+	if err := checkSMARTKey(key); err != nil {
+		return false, err
+	}
+	n, err := s.c.Del(ctx, key).Result()
+	if err != nil {
+		return false, fmt.Errorf("smart store: redis: %w", err)
+	}
+	return n == 1, nil
 }

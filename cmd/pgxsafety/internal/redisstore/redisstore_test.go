@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/cmd/pgxsafety/internal/redisstore/redistest"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 	"github.com/redis/go-redis/v9"
@@ -112,5 +114,35 @@ func TestReplayShared(t *testing.T) {
 	}
 	if ok, err := b.Claim(ctx, key, until); err != nil || !ok {
 		t.Errorf("claim after release = %v, %v; want true", ok, err)
+	}
+}
+
+// TestSMARTStoreShared: a record put through one replica's client is read
+// through another's, expires with its TTL, and is deleted once; keys
+// outside the app's prefix are refused.
+func TestSMARTStoreShared(t *testing.T) {
+	a, b := NewSMARTStore(testClient(t)), NewSMARTStore(testClient(t))
+	ctx := context.Background()
+	key := randomKey(t, "pgxsafety:smart:test:")
+	t.Cleanup(func() { _, _ = a.Delete(ctx, key) })
+	if _, err := a.Get(ctx, key); !errors.Is(err, smart.ErrNoRecord) {
+		t.Fatalf("missing key: %v, want smart.ErrNoRecord", err)
+	}
+	if err := a.Put(ctx, key, []byte{1, 0, 2}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Get(ctx, key); err != nil || string(got) != "\x01\x00\x02" {
+		t.Fatalf("read on the other replica: %q, %v", got, err)
+	}
+	if ttl := a.c.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("TTL %v, want at most a minute", ttl)
+	}
+	for i, s := range []*SMARTStore{b, a} {
+		if ok, err := s.Delete(ctx, key); err != nil || ok != (i == 0) {
+			t.Errorf("delete %d = %v, %v; want %v (a state is used once)", i, ok, err, i == 0)
+		}
+	}
+	if err := a.Put(ctx, "pgxsafety:cds:jti:x", nil, time.Minute); err == nil {
+		t.Error("a key outside pgxsafety:smart: was written")
 	}
 }
