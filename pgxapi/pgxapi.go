@@ -255,25 +255,30 @@ type Envelope struct {
 	APIVersion string `json:"api_version"`
 	RequestID  string `json:"request_id"`
 	AuditLogID string `json:"audit_log_id"`
-	Timestamp  string `json:"timestamp"`
-	LatencyMs  int64  `json:"latency_ms"`
+	// AuditReceipt is the entry's signed receipt (base64 of a signed
+	// note; docs/operations.md "Receipts"), also sent as the
+	// Pgxsafety-Receipt header.
+	AuditReceipt string `json:"audit_receipt,omitempty"`
+	Timestamp    string `json:"timestamp"`
+	LatencyMs    int64  `json:"latency_ms"`
 }
 
 // envelope fills the envelope of a /pgx answer whose audit entry is
 // stored.
-func (s *Server) envelope(requestID, auditID string, start time.Time) Envelope {
-	return envelope(s.svc, APIVersion, requestID, auditID, start)
+func (s *Server) envelope(requestID string, ref service.Ref, start time.Time) Envelope {
+	return envelope(s.svc, APIVersion, requestID, ref, start)
 }
 
 // envelope fills the envelope of an audited answer of schema apiVersion;
 // the timestamp is the service clock's.
-func envelope(svc *service.Service, apiVersion, requestID, auditID string, start time.Time) Envelope {
+func envelope(svc *service.Service, apiVersion, requestID string, ref service.Ref, start time.Time) Envelope {
 	return Envelope{
-		APIVersion: apiVersion,
-		RequestID:  requestID,
-		AuditLogID: auditID,
-		Timestamp:  svc.Now().UTC().Format(TimestampFormat),
-		LatencyMs:  time.Since(start).Milliseconds(),
+		APIVersion:   apiVersion,
+		RequestID:    requestID,
+		AuditLogID:   ref.ID,
+		AuditReceipt: ref.Receipt,
+		Timestamp:    svc.Now().UTC().Format(TimestampFormat),
+		LatencyMs:    time.Since(start).Milliseconds(),
 	}
 }
 
@@ -304,9 +309,10 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, res.Receipt)
 	// The answer's bytes are the ones its audit entry records: encoded
 	// once, by the service.
-	return writeEnveloped(w, s.envelope(call.RequestID, res.AuditID, start), res.Result.JSON)
+	return writeEnveloped(w, s.envelope(call.RequestID, res.Ref(), start), res.Result.JSON)
 }
 
 // envelopeBuffers are the scratch buffers of writeEnveloped.

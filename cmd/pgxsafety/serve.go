@@ -189,10 +189,13 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	feedback := httpx.FeedbackAuditIDs(s.store.Feedback())
 
 	var appender audit.Appender = s.store
+	// Every audited answer carries its entry's receipt, signed with the
+	// log key once the entry is durable.
+	svcOpts := []service.Option{service.WithReceipts(audit.NewReceiptSigner(signer))}
 	if o.appender != nil {
-		appender = o.appender
+		appender, svcOpts = o.appender, nil
 	}
-	svc := service.New(s.kb, s.ck, httpx.AuditIDs(appender), o.now)
+	svc := service.New(s.kb, s.ck, httpx.AuditIDs(appender), o.now, svcOpts...)
 	router := httpx.NewRouter()
 	s.router = router
 

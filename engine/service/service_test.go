@@ -129,7 +129,7 @@ func ops(t *testing.T, svc *service.Service, log *memLog) []op {
 			released := 0
 			st, err := b.Run(context.Background(), strings.NewReader(labcsv.Header+"\nclopidogrel,rs4244285,,,,p1\n"),
 				func(int) error { return nil },
-				func(c *labcsv.Chunk, id string) error {
+				func(c *labcsv.Chunk, _ service.Ref) error {
 					for _, r := range c.Rows {
 						if strings.HasPrefix(r.ResultDigest, "sha256:") {
 							released++
@@ -147,7 +147,7 @@ func ops(t *testing.T, svc *service.Service, log *memLog) []op {
 			v := s.NewVCFCall(call, service.VCFFile{Name: "a.vcf", Format: "json"})
 			released := 0
 			st, err := v.Run(context.Background(), vcfOpener(oneSampleVCF), vcfcall.Options{}, admitAll,
-				func(c *vcfcall.Chunk, id string) error { released += len(c.Samples); return nil })
+				func(c *vcfcall.Chunk, _ service.Ref) error { released += len(c.Samples); return nil })
 			if err != nil {
 				return "", released > 0, err
 			}
