@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -190,3 +192,42 @@ func CheckReceipt(tree *tlog.Tree, r Receipt) error {
 	}
 	return nil
 }
+
+// CheckReceiptIn checks an opened receipt against the log r as it is now
+// (every leaf read, purged ones included). It returns the tree when the
+// log holds the receipted entry at its position and verifies as a tree;
+// an *OmissionError when the entry is missing or another entry stands in
+// its place (whether or not the rest of the log still forms a tree); or
+// the log's own *TreeError when the entry is in place but the log is
+// broken elsewhere.
+func CheckReceiptIn(ctx context.Context, r LeafReader, rc Receipt) (*tlog.Tree, error) {
+	tree, treeErr := BuildTree(ctx, r)
+	if treeErr == nil {
+		return tree, CheckReceipt(tree, rc)
+	}
+	var te *TreeError
+	if !errors.As(treeErr, &te) {
+		return nil, treeErr
+	}
+	// The log does not form a tree: look at the receipt's position itself.
+	var at *Leaf
+	err := r.Leaves(ctx, rc.Sequence, func(lf Leaf) error {
+		at = &lf
+		return errStopLeaves
+	})
+	if err != nil && !errors.Is(err, errStopLeaves) {
+		return nil, err
+	}
+	switch {
+	case at == nil:
+		return nil, &OmissionError{Receipt: rc, Reason: fmt.Sprintf("the log holds no entry at or after sequence %d (and does not form a tree: %v)", rc.Sequence, te)}
+	case at.Sequence != rc.Sequence:
+		return nil, &OmissionError{Receipt: rc, Reason: fmt.Sprintf("the log has no entry of sequence %d: the next one is %d (and it does not form a tree: %v)", rc.Sequence, at.Sequence, te)}
+	case at.EntryHash != rc.EntryHash:
+		return nil, &OmissionError{Receipt: rc, Reason: fmt.Sprintf("the log's entry at sequence %d has another hash (and it does not form a tree: %v)", rc.Sequence, te)}
+	}
+	return nil, treeErr
+}
+
+// errStopLeaves ends a Leaves walk early.
+var errStopLeaves = errors.New("stop")
