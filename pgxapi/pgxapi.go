@@ -94,6 +94,23 @@ type Config struct {
 	// it streams NDJSON, ends with an error line (type shutting-down) the
 	// client can detect, instead of being cut without one.
 	Stopping <-chan struct{}
+	// Integrity, when set, reports whether the audit log was found
+	// inconsistent with its signed checkpoints or its witness (tampering):
+	// nil while it is consistent. /readyz then fails and /pgx/status says
+	// so (without the details, which the server log holds).
+	Integrity func() error
+}
+
+// integrityBroken is what /readyz and /pgx/status say of a log found
+// inconsistent with its checkpoints or witness.
+const integrityBroken = "inconsistent with its signed checkpoints or witness (entries removed or rewritten): no checkpoint is signed; run \"pgxsafety audit verify\" and see the server log"
+
+// integrityErr is the Integrity error, nil when none is configured.
+func (s *Server) integrityErr() error {
+	if s.cfg.Integrity == nil {
+		return nil
+	}
+	return s.cfg.Integrity()
 }
 
 // errShuttingDown is the cause of a batch context canceled by shutdown.
@@ -366,6 +383,13 @@ type readyResponse struct {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	out := readyResponse{Status: "ready", Checks: map[string]string{"knowledge": "ok", "audit_log": "ok"}}
 	status := http.StatusOK
+	if s.cfg.Integrity != nil {
+		out.Checks["audit_integrity"] = "ok"
+		if s.integrityErr() != nil {
+			out.Checks["audit_integrity"] = integrityBroken
+			out.Status, status = "not ready", httpx.KindNotReady.Status()
+		}
+	}
 	if !s.knowledgeLoaded() {
 		out.Checks["knowledge"] = "not loaded"
 		out.Status, status = "not ready", httpx.KindNotReady.Status()

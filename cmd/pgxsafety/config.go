@@ -357,6 +357,58 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 	return cfg, nil
 }
 
+// witnessApart refuses a witness file inside the data directory, or in the
+// directory of the SQLite log: whoever can write the log there can delete
+// or roll back the witness too. Only local development mode (no
+// PGXSAFETY_OIDC_ISSUER) keeps the default file beside the log, with a
+// warning at start.
+func witnessApart(witness, dataDir, databaseURL string) error {
+	dirs := []string{dataDir}
+	if p, ok := strings.CutPrefix(databaseURL, "sqlite:"); ok {
+		dirs = append(dirs, filepath.Dir(strings.TrimPrefix(p, "//")))
+	}
+	for _, d := range dirs {
+		if within, err := pathWithin(witness, d); err != nil || within {
+			return usageError("PGXSAFETY_AUDIT_WITNESS_FILE (%s) is inside the audit log's directory %s: whoever can rewrite the log "+
+				"could roll back its witness too; point it at storage the database owner cannot write (another host's share, a "+
+				"write-once bucket) — see docs/operations.md \"Witness\"", witness, d)
+		}
+	}
+	return nil
+}
+
+// pathWithin reports whether path is dir or lies below it, after making
+// both absolute and resolving the symbolic links of their directories.
+func pathWithin(path, dir string) (bool, error) {
+	resolve := func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		d, base := filepath.Dir(abs), filepath.Base(abs)
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		return filepath.Join(d, base), nil
+	}
+	p, err := resolve(path)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolve(dir)
+	if err != nil {
+		return false, err
+	}
+	if real, err := filepath.EvalSymlinks(d); err == nil {
+		d = real
+	}
+	rel, err := filepath.Rel(d, p)
+	if err != nil {
+		return false, nil
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))), nil
+}
+
 // requireLoopback rejects listen addresses that are not loopback. Without
 // an OpenID Connect issuer the server runs in local development mode,
 // which listens on loopback only (DESIGN.md §4): tokens minted from a key

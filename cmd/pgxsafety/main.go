@@ -63,6 +63,9 @@ Usage:
   pgxsafety audit verify-proof --key VKEY|FILE --proof FILE [--checkpoint FILE]
         Check a proof offline, with nothing but the proof, the log's
         public key and (optionally) a checkpoint kept earlier.
+  pgxsafety audit verify-receipt RECEIPT|FILE [--key VKEY|FILE] [--data-dir DIR]
+        Check an answer's receipt (its Pgxsafety-Receipt header) against
+        the log: the entry is in it, or FAILED proving its omission.
   pgxsafety audit export [--since TIME] [--until TIME] [--output FILE]
         Write audit entries as JSON lines.
   pgxsafety migrate [--data-dir DIR]

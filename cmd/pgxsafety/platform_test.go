@@ -780,6 +780,16 @@ func TestServeOIDCMode(t *testing.T) {
 	t.Setenv("PGXSAFETY_OIDC_AUDIENCE", "pgxsafety-web")
 
 	dataDir := t.TempDir()
+	// A witness inside the data directory is refused with an issuer set.
+	cfg, err := loadServeConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dataDir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newServer(context.Background(), cfg, zap.NewNop(), io.Discard, serverOptions{}); !errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "PGXSAFETY_AUDIT_WITNESS_FILE") {
+		t.Errorf("witness in the data directory in production mode: %v, want a usage error naming PGXSAFETY_AUDIT_WITNESS_FILE", err)
+	}
+	t.Setenv("PGXSAFETY_AUDIT_WITNESS_FILE", filepath.Join(t.TempDir(), "witness"))
 	s := inProcess(t, dataDir, serverOptions{})
 	if s.devMode {
 		t.Fatal("server is in development mode with an issuer configured")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -127,7 +128,13 @@ type fileWitness struct {
 	key  *tlog.Verifier
 }
 
-// Latest returns the witnessed checkpoint, or nil when there is none.
+// errEmptyWitness is the error of a witness file that exists but is empty.
+var errEmptyWitness = errors.New("the witness file is empty")
+
+// Latest returns the witnessed checkpoint, or nil when there is none (no
+// file: the witness is new). An empty file is an error: it is not a new
+// witness (that has no file) but one whose checkpoint was lost or cut, and
+// reading it as new would accept any log.
 func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	b, err := os.ReadFile(w.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -135,6 +142,9 @@ func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("witness: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil, fmt.Errorf("witness %s: %w", w.path, errEmptyWitness)
 	}
 	cp, err := w.key.OpenCheckpoint(b)
 	if err != nil {
@@ -145,7 +155,9 @@ func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 
 // Update replaces the witnessed checkpoint by msg after checking, with
 // proof (from the witnessed size to msg's), that the log still extends it.
-func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Hash, error)) error {
+// seen is the size of the last checkpoint this process had the witness
+// accept: a witness holding less was rolled back.
+func (w *fileWitness) Update(msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) error {
 	cp, err := w.key.OpenCheckpoint(msg)
 	if err != nil {
 		return err
@@ -153,6 +165,14 @@ func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Has
 	_, old, err := w.Latest()
 	if err != nil {
 		return err
+	}
+	if seen > 0 && (old == nil || old.Size < seen) {
+		held := uint64(0)
+		if old != nil {
+			held = old.Size
+		}
+		return fmt.Errorf("%w: the witness holds a checkpoint of %d entries, but it accepted one of %d from this server: the witness was rolled back or replaced",
+			audit.ErrChainBroken, held, seen)
 	}
 	if old != nil {
 		if old.Size > cp.Size {
@@ -194,7 +214,17 @@ type checkpointer struct {
 	latest []byte
 	cp     tlog.Checkpoint
 	err    error
+
+	// demand serialises checkpoints signed on demand (Covering);
+	// lastDemand is when the last one was signed.
+	demand     sync.Mutex
+	lastDemand time.Time
 }
+
+// onDemandInterval is the least time between two checkpoints signed on
+// demand (GET /pgx/audit/checkpoint?covering=N): callers arriving sooner
+// wait for the next one, and callers waiting together share it.
+const onDemandInterval = time.Second
 
 var _ pgxapi.TransparencyLog = (*checkpointer)(nil)
 
@@ -206,6 +236,27 @@ func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, witnessFile str
 		witness: &fileWitness{path: witnessFile, key: signer.Verifier()},
 		zlog:    log,
 	}
+}
+
+// checkWitness is run at start: a witness file that is empty or not a
+// checkpoint of this log stops the server (naming the setting), since it
+// would otherwise stop checkpointing or accept any log; no witness file at
+// all, while the log holds entries, is logged as a warning (witnessing
+// starts with the next checkpoint: if a file existed, it was removed).
+func (c *checkpointer) checkWitness(ctx context.Context) error {
+	_, old, err := c.witness.Latest()
+	if err != nil {
+		return usageError("PGXSAFETY_AUDIT_WITNESS_FILE: %v; it must hold the last checkpoint the witness accepted. If the witness "+
+			"is new, remove the empty file (no file means a new witness); if it was lost, restore it from a copy before "+
+			"starting — see docs/operations.md \"Witness\"", err)
+	}
+	if old == nil {
+		if n, err := c.log.Sync(ctx); err == nil && n > 0 {
+			c.zlog.Warn("the audit witness holds no checkpoint although the log has entries: witnessing starts with the next checkpoint (if a witness file existed, it was removed)",
+				zap.Uint64("entries", n), zap.String("witness", c.witness.path))
+		}
+	}
+	return nil
 }
 
 // publish signs a checkpoint of the current tree (when it grew) and has
@@ -227,7 +278,13 @@ func (c *checkpointer) publish(ctx context.Context) error {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := c.witness.Update(msg, func(from, to uint64) ([]tlog.Hash, error) {
+	c.mu.Lock()
+	seen := uint64(0)
+	if c.latest != nil {
+		seen = c.cp.Size
+	}
+	c.mu.Unlock()
+	if err := c.witness.Update(msg, seen, func(from, to uint64) ([]tlog.Hash, error) {
 		return c.log.ConsistencyProof(ctx, from, to)
 	}); err != nil {
 		return c.fail(err)
@@ -281,6 +338,17 @@ func (c *checkpointer) Err() error {
 	return c.err
 }
 
+// Tampering is the error that stopped checkpointing when the log was found
+// inconsistent with its tree or its witness (it wraps
+// audit.ErrChainBroken), nil otherwise: a failure to reach the database
+// or the witness is not tampering.
+func (c *checkpointer) Tampering() error {
+	if err := c.Err(); errors.Is(err, audit.ErrChainBroken) {
+		return err
+	}
+	return nil
+}
+
 // Latest implements pgxapi.TransparencyLog.
 func (c *checkpointer) Latest() ([]byte, tlog.Checkpoint, error) {
 	c.mu.Lock()
@@ -293,6 +361,41 @@ func (c *checkpointer) Latest() ([]byte, tlog.Checkpoint, error) {
 		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %w", pgxapi.ErrNoCheckpoint, err)
 	}
 	return c.latest, c.cp, nil
+}
+
+// Covering implements pgxapi.TransparencyLog: the latest checkpoint when
+// it holds size entries, else one signed (and witnessed) now, at most one
+// every onDemandInterval.
+func (c *checkpointer) Covering(ctx context.Context, size uint64) ([]byte, tlog.Checkpoint, error) {
+	if msg, cp, err := c.Latest(); err == nil && cp.Size >= size {
+		return msg, cp, nil
+	}
+	c.demand.Lock()
+	defer c.demand.Unlock()
+	if msg, cp, err := c.Latest(); err == nil && cp.Size >= size {
+		return msg, cp, nil // signed while this caller waited
+	}
+	if wait := time.Until(c.lastDemand.Add(onDemandInterval)); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, tlog.Checkpoint{}, ctx.Err()
+		}
+	}
+	c.lastDemand = time.Now()
+	if err := c.publish(ctx); err != nil {
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %w", pgxapi.ErrNoCheckpoint, err)
+	}
+	msg, cp, err := c.Latest()
+	if err != nil {
+		return nil, tlog.Checkpoint{}, err
+	}
+	if cp.Size < size {
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %d entries, %d asked for", pgxapi.ErrNotLogged, cp.Size, size)
+	}
+	return msg, cp, nil
 }
 
 // Locate implements pgxapi.TransparencyLog.
