@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,10 +61,28 @@ func dataDirKey(t *testing.T, dataDir string) *tlog.Verifier {
 // CLI proves inclusion, and after the entry is deleted, its omission.
 func TestReceiptsInProcess(t *testing.T) {
 	clearEnv(t)
+	t.Setenv("PGXSAFETY_CDS_DEV_UNAUTHENTICATED", "true")
 	dataDir := t.TempDir()
 	s := inProcess(t, dataDir, serverOptions{})
 	tok := devToken(t, dataDir, "alice", time.Now())
 	key := dataDirKey(t, dataDir)
+	// A CDS hook answer carries its receipt as a header (the CDS Hooks
+	// response has no field for it).
+	hook, err := os.ReadFile(filepath.Join("..", "..", "testdata", "cds", "requests", "order-select-clopidogrel-cyp2c19-pm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/cds-services/pgx-order-select", strings.NewReader(string(hook)))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = "127.0.0.1:40000" // the development switch serves loopback clients only
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("hook: %d %s", rec.Code, rec.Body)
+	}
+	if r, err := audit.OpenReceipt(key, rec.Header().Get(httpx.ReceiptHeader)); err != nil || r.ID != rec.Header().Get("X-Audit-Log-ID") {
+		t.Errorf("hook receipt %+v, %v; want the receipt of %s", r, err, rec.Header().Get("X-Audit-Log-ID"))
+	}
 	var encoded []string
 	var receipts []audit.Receipt
 	for range 3 {
@@ -83,7 +102,7 @@ func TestReceiptsInProcess(t *testing.T) {
 	// No checkpoint covers them yet (the last was signed at start): one
 	// is signed on demand.
 	last := receipts[2].Sequence
-	rec := request(t, s.handler, http.MethodGet, "/pgx/audit/checkpoint?covering="+itoa(last), tok, "")
+	rec = request(t, s.handler, http.MethodGet, "/pgx/audit/checkpoint?covering="+itoa(last), tok, "")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("checkpoint covering %d: %d %s", last, rec.Code, rec.Body)
 	}
