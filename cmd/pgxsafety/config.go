@@ -62,7 +62,11 @@ type environment struct {
 	AuditRetentionDays int    `env:"PGXSAFETY_AUDIT_RETENTION_DAYS, default=365"`
 	AuditKeyFile       string `env:"PGXSAFETY_AUDIT_KEY_FILE"`     // empty: audit-log.key in the data directory
 	AuditWitnessFile   string `env:"PGXSAFETY_AUDIT_WITNESS_FILE"` // empty: the witness file in the data directory
-	AuditLogOrigin     string `env:"PGXSAFETY_AUDIT_LOG_ORIGIN"`   // empty: pgxsafety/audit/ and 8 random hex digits
+	// AuditWitnessURL is the submission prefix of a C2SP tlog-witness
+	// (instead of the witness file); AuditWitnessKey its cosignature key.
+	AuditWitnessURL string `env:"PGXSAFETY_AUDIT_WITNESS_URL"`
+	AuditWitnessKey string `env:"PGXSAFETY_AUDIT_WITNESS_KEY"`
+	AuditLogOrigin  string `env:"PGXSAFETY_AUDIT_LOG_ORIGIN"` // empty: pgxsafety/audit/ and 8 random hex digits
 	// AuditCheckpointInterval is how often serve signs a checkpoint when
 	// the log grew.
 	AuditCheckpointInterval time.Duration `env:"PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL, default=10s"`
@@ -279,6 +283,8 @@ type serveConfig struct {
 	logKeyFile         string
 	logOrigin          string
 	witnessFile        string
+	witnessURL         string
+	witnessKey         string
 	checkpointInterval time.Duration
 	// auditCommitWindow is how long a busy audit writer waits for more
 	// entries before it commits (PGXSAFETY_AUDIT_COMMIT_WINDOW;
@@ -331,6 +337,7 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 	cfg.vcfMaxBytes = int64(env.VCFMaxBytes)
 	cfg.vcfMinGQ, cfg.vcfMinDP = vcfThreshold(env.VCFMinGQ), vcfThreshold(env.VCFMinDP)
 	cfg.logKeyFile, cfg.witnessFile = env.logKeyPath(cfg.dataDir), env.witnessPath(cfg.dataDir)
+	cfg.witnessURL, cfg.witnessKey = env.AuditWitnessURL, env.AuditWitnessKey
 	cfg.logOrigin = env.AuditLogOrigin
 	cfg.checkpointInterval = env.AuditCheckpointInterval
 	cfg.auditCommitWindow = env.AuditCommitWindow

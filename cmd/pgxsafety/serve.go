@@ -166,11 +166,15 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		}
 	})
 
-	s.checkpoints = newCheckpointer(s.store, signer, cfg.witnessFile, log.Named("transparency"))
+	witness, err := newWitness(cfg, signer)
+	if err != nil {
+		return nil, err
+	}
+	s.checkpoints = newCheckpointer(s.store, signer, witness, log.Named("transparency"))
 	if err := s.checkpoints.checkWitness(ctx); err != nil {
 		return nil, err
 	}
-	if s.devMode {
+	if s.devMode && cfg.witnessURL == "" {
 		if within, _ := pathWithin(cfg.witnessFile, cfg.dataDir); within {
 			log.Warn("the audit witness file is inside the data directory, where whoever can rewrite the log can roll it back too: "+
 				"allowed without an identity provider only; with PGXSAFETY_OIDC_ISSUER set, serve refuses it (set PGXSAFETY_AUDIT_WITNESS_FILE to storage the database owner cannot write)", zap.String("witness", cfg.witnessFile))
@@ -187,7 +191,7 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	if !s.devMode {
+	if !s.devMode && cfg.witnessURL == "" {
 		if err := witnessApart(cfg.witnessFile, cfg.dataDir, cfg.databaseURL); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,11 +154,29 @@ func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	return b, &cp, nil
 }
 
-// Update replaces the witnessed checkpoint by msg after checking, with
-// proof (from the witnessed size to msg's), that the log still extends it.
-// seen is the size of the last checkpoint this process had the witness
-// accept: a witness holding less was rolled back.
-func (w *fileWitness) Update(msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) error {
+// checkpointWitness is a witness of the log's checkpoints: the file
+// witness or a C2SP tlog-witness over HTTP.
+type checkpointWitness interface {
+	// Check runs at start (before the first checkpoint).
+	Check(ctx context.Context, c *checkpointer) error
+	// Update hands the witness the signed checkpoint msg, with proof
+	// giving consistency proofs from what it holds; seen is the size of
+	// the last checkpoint this process had it accept. It returns the
+	// witness's cosignature lines to add to msg (none for a file). An
+	// error wrapping audit.ErrChainBroken means the log is inconsistent
+	// with what the witness holds.
+	Update(ctx context.Context, msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) ([]byte, error)
+}
+
+// Update implements checkpointWitness: it replaces the witnessed
+// checkpoint by msg after checking, with proof (from the witnessed size to
+// msg's), that the log still extends it. A witness holding less than seen
+// was rolled back.
+func (w *fileWitness) Update(_ context.Context, msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) ([]byte, error) {
+	return nil, w.update(msg, seen, proof)
+}
+
+func (w *fileWitness) update(msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) error {
 	cp, err := w.key.OpenCheckpoint(msg)
 	if err != nil {
 		return err
@@ -207,7 +226,7 @@ type checkpointer struct {
 	store   *sqlstore.Store
 	log     *audit.Log
 	signer  *tlog.Signer
-	witness *fileWitness
+	witness checkpointWitness
 	zlog    *zap.Logger
 
 	mu     sync.Mutex
@@ -228,23 +247,43 @@ const onDemandInterval = time.Second
 
 var _ pgxapi.TransparencyLog = (*checkpointer)(nil)
 
-func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, witnessFile string, log *zap.Logger) *checkpointer {
+func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, w checkpointWitness, log *zap.Logger) *checkpointer {
 	return &checkpointer{
 		store:   store,
 		log:     audit.NewLog(store),
 		signer:  signer,
-		witness: &fileWitness{path: witnessFile, key: signer.Verifier()},
+		witness: w,
 		zlog:    log,
 	}
 }
 
-// checkWitness is run at start: a witness file that is empty or not a
-// checkpoint of this log stops the server (naming the setting), since it
+// newWitness is the configured witness: a C2SP tlog-witness when
+// PGXSAFETY_AUDIT_WITNESS_URL is set (its cosignature key
+// PGXSAFETY_AUDIT_WITNESS_KEY), else the witness file.
+func newWitness(cfg serveConfig, signer *tlog.Signer) (checkpointWitness, error) {
+	if cfg.witnessURL == "" {
+		return &fileWitness{path: cfg.witnessFile, key: signer.Verifier()}, nil
+	}
+	if cfg.witnessKey == "" {
+		return nil, usageError("PGXSAFETY_AUDIT_WITNESS_URL needs PGXSAFETY_AUDIT_WITNESS_KEY, the witness's cosignature verifier key")
+	}
+	k, err := tlog.NewCosignatureVerifier(cfg.witnessKey)
+	if err != nil {
+		return nil, usageError("PGXSAFETY_AUDIT_WITNESS_KEY: %v", err)
+	}
+	return &httpWitness{url: cfg.witnessURL, key: k, logKey: signer.Verifier(), client: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// checkWitness is run at start (checkpointWitness.Check).
+func (c *checkpointer) checkWitness(ctx context.Context) error { return c.witness.Check(ctx, c) }
+
+// Check implements checkpointWitness: a witness file that is empty or not
+// a checkpoint of this log stops the server (naming the setting), since it
 // would otherwise stop checkpointing or accept any log; no witness file at
 // all, while the log holds entries, is logged as a warning (witnessing
 // starts with the next checkpoint: if a file existed, it was removed).
-func (c *checkpointer) checkWitness(ctx context.Context) error {
-	_, old, err := c.witness.Latest()
+func (w *fileWitness) Check(ctx context.Context, c *checkpointer) error {
+	_, old, err := w.Latest()
 	if err != nil {
 		return usageError("PGXSAFETY_AUDIT_WITNESS_FILE: %v; it must hold the last checkpoint the witness accepted. If the witness "+
 			"is new, remove the empty file (no file means a new witness); if it was lost, restore it from a copy before "+
@@ -253,7 +292,7 @@ func (c *checkpointer) checkWitness(ctx context.Context) error {
 	if old == nil {
 		if n, err := c.log.Sync(ctx); err == nil && n > 0 {
 			c.zlog.Warn("the audit witness holds no checkpoint although the log has entries: witnessing starts with the next checkpoint (if a witness file existed, it was removed)",
-				zap.Uint64("entries", n), zap.String("witness", c.witness.path))
+				zap.Uint64("entries", n), zap.String("witness", w.path))
 		}
 	}
 	return nil
@@ -284,11 +323,13 @@ func (c *checkpointer) publish(ctx context.Context) error {
 		seen = c.cp.Size
 	}
 	c.mu.Unlock()
-	if err := c.witness.Update(msg, seen, func(from, to uint64) ([]tlog.Hash, error) {
+	cosigs, err := c.witness.Update(ctx, msg, seen, func(from, to uint64) ([]tlog.Hash, error) {
 		return c.log.ConsistencyProof(ctx, from, to)
-	}); err != nil {
+	})
+	if err != nil {
 		return c.fail(err)
 	}
+	msg = append(msg, cosigs...)
 	c.mu.Lock()
 	c.latest, c.cp, c.err = msg, cp, nil
 	c.mu.Unlock()
