@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"go.uber.org/zap"
@@ -41,6 +42,23 @@ func openReceipt(t *testing.T, ts testServer, enc, id string) {
 	}
 }
 
+// jsonReceipt checks the receipt of a JSON answer: the header and the
+// envelope's audit_receipt are the same receipt, of its audit_log_id.
+func jsonReceipt(t *testing.T, ts testServer, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	var env struct {
+		AuditLogID   string `json:"audit_log_id"`
+		AuditReceipt string `json:"audit_receipt"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Header().Get(httpx.ReceiptHeader) != env.AuditReceipt {
+		t.Fatalf("header and envelope receipts differ")
+	}
+	openReceipt(t, ts, env.AuditReceipt, env.AuditLogID)
+}
+
 // TestStreamedAnswersCarryReceipts: the JSON answers of /pgx/batch_csv and
 // /pgx/vcf carry the closing entry's receipt in the header and the
 // envelope; their NDJSON answers put a receipt line before the lines of
@@ -56,17 +74,7 @@ func TestStreamedAnswersCarryReceipts(t *testing.T) {
 				t.Fatalf("batch_csv: %d %s", rec.Code, rec.Body)
 			}
 			if accept == "" {
-				var env struct {
-					AuditLogID   string `json:"audit_log_id"`
-					AuditReceipt string `json:"audit_receipt"`
-				}
-				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-					t.Fatal(err)
-				}
-				if rec.Header().Get(httpx.ReceiptHeader) != env.AuditReceipt {
-					t.Fatalf("header and envelope receipts differ")
-				}
-				openReceipt(t, ts, env.AuditReceipt, env.AuditLogID)
+				jsonReceipt(t, ts, rec)
 			}
 			return rec.Body.Bytes()
 		},
@@ -76,17 +84,7 @@ func TestStreamedAnswersCarryReceipts(t *testing.T) {
 				t.Fatalf("vcf: %d %s", rec.Code, rec.Body)
 			}
 			if accept == "" {
-				var env struct {
-					AuditLogID   string `json:"audit_log_id"`
-					AuditReceipt string `json:"audit_receipt"`
-				}
-				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-					t.Fatal(err)
-				}
-				if rec.Header().Get(httpx.ReceiptHeader) != env.AuditReceipt {
-					t.Fatalf("header and envelope receipts differ")
-				}
-				openReceipt(t, ts, env.AuditReceipt, env.AuditLogID)
+				jsonReceipt(t, ts, rec)
 			}
 			return rec.Body.Bytes()
 		},
