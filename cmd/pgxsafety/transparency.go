@@ -229,6 +229,10 @@ type checkpointer struct {
 	witness checkpointWitness
 	zlog    *zap.Logger
 
+	// pub serialises publish: the ticker, shutdown and on-demand
+	// checkpoints would otherwise hand the witness two checkpoints at once.
+	pub sync.Mutex
+
 	mu     sync.Mutex
 	latest []byte
 	cp     tlog.Checkpoint
@@ -303,6 +307,8 @@ func (w *fileWitness) Check(ctx context.Context, c *checkpointer) error {
 // witness stops being checkpointed: the error is kept, logged and
 // reported by /readyz and /pgx/status.
 func (c *checkpointer) publish(ctx context.Context) error {
+	c.pub.Lock()
+	defer c.pub.Unlock()
 	cp, err := c.log.Checkpoint(ctx, c.signer.Name())
 	if err != nil {
 		return c.fail(err)
