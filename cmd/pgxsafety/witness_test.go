@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
@@ -202,5 +205,67 @@ func TestServeWithHTTPWitness(t *testing.T) {
 	}
 	if rec := request(t, s2.handler, http.MethodGet, "/readyz", "", ""); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestWitnessRollbackWhileRunning: a witness file replaced by an older
+// copy while the server runs is seen at the next checkpoint and treated
+// as tampering (the server remembers what the witness accepted).
+func TestWitnessRollbackWhileRunning(t *testing.T) {
+	clearEnv(t)
+	dataDir := t.TempDir()
+	witness := filepath.Join(t.TempDir(), "witness")
+	t.Setenv("PGXSAFETY_AUDIT_WITNESS_FILE", witness)
+	s := inProcess(t, dataDir, serverOptions{})
+	tok := devToken(t, dataDir, "alice", time.Now())
+	ctx := context.Background()
+	post := func() {
+		if rec := request(t, s.handler, http.MethodPost, "/pgx/check", tok, checkBody); rec.Code != http.StatusOK {
+			t.Fatalf("check: %d %s", rec.Code, rec.Body)
+		}
+	}
+	post()
+	if err := s.checkpoints.publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old := mustRead(t, witness)
+	post()
+	if err := s.checkpoints.publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(witness, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	post()
+	if err := s.checkpoints.publish(ctx); !errors.Is(err, audit.ErrChainBroken) || !strings.Contains(err.Error(), "rolled back") {
+		t.Errorf("publish after the witness was rolled back: %v, want tampering naming the rollback", err)
+	}
+	if s.checkpoints.Tampering() == nil {
+		t.Error("Tampering() = nil after a witness rollback")
+	}
+}
+
+// TestEmptyWitnessFileRefused: an empty witness file stops the server at
+// start, naming the setting, instead of stopping checkpointing silently.
+func TestEmptyWitnessFileRefused(t *testing.T) {
+	clearEnv(t)
+	dataDir := t.TempDir()
+	witness := filepath.Join(t.TempDir(), "witness")
+	if err := os.WriteFile(witness, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGXSAFETY_AUDIT_WITNESS_FILE", witness)
+	cfg, err := loadServeConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dataDir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newServer(context.Background(), cfg, zap.NewNop(), io.Discard, serverOptions{})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "PGXSAFETY_AUDIT_WITNESS_FILE") || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty witness file: %v, want a usage error naming PGXSAFETY_AUDIT_WITNESS_FILE", err)
+	}
+	// "audit verify" fails on it too (the store was created before the
+	// witness was read).
+	if _, _, err := runArgs(t, "audit", "verify", "--data-dir", dataDir); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("audit verify with an empty witness file: %v", err)
 	}
 }
