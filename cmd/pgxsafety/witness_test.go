@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +269,21 @@ func TestEmptyWitnessFileRefused(t *testing.T) {
 	if _, _, err := runArgs(t, "audit", "verify", "--data-dir", dataDir); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("audit verify with an empty witness file: %v", err)
 	}
+}
+
+// FuzzWitnessRequest: the add-checkpoint body parser never panics and
+// never accepts more than 63 proof lines or a non-canonical old size.
+func FuzzWitnessRequest(f *testing.F) {
+	f.Add([]byte("old 20852014\nPlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=\njrJZDmY8Y7SyJE0MWLpLozkIVMSMZcD5kvuKxPC3swk=\n\nexample.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n\n— example.com/behind-the-sofa Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcyv2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n"))
+	f.Add([]byte("old 0\n\nlog\n1\nAAAA\n"))
+	f.Add([]byte("old 01\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := parseWitnessRequest(body)
+		if err != nil {
+			return
+		}
+		if len(req.proof) > 63 || !strings.HasPrefix(string(body), "old "+strconv.FormatUint(req.old, 10)+"\n") {
+			t.Fatalf("accepted %q as old %d with %d proof lines", body, req.old, len(req.proof))
+		}
+	})
 }
