@@ -66,6 +66,7 @@ func (s *Server) feedbackPost(w http.ResponseWriter, r *http.Request) (err error
 	}
 	out := FeedbackResponse{Stored: res.Result.Stored, Duplicates: res.Result.Duplicates, AuditLogID: res.AuditID}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, res.Receipt)
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -129,6 +129,7 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) (err error) {
 	logIssues(httpx.Logger(ctx), rec)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Audit-Log-ID", answer.AuditID)
+	httpx.SetReceipt(w, answer.Receipt)
 	return httpx.WriteJSON(w, http.StatusOK, answer.Result)
 }
 

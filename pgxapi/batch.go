@@ -148,8 +148,9 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := BatchResponse{Envelope: s.envelope(call.RequestID, answer.AuditID, start), BatchAnswer: answer.Result}
+	out := BatchResponse{Envelope: s.envelope(call.RequestID, answer.Ref(), start), BatchAnswer: answer.Result}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, answer.Receipt)
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 

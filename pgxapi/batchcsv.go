@@ -335,9 +335,10 @@ func (b *csvBatch) admit(rows int) error {
 
 // release releases one audited chunk: NDJSON lines are written and
 // flushed, JSON rows go to the spill buffer.
-func (b *csvBatch) release(c *labcsv.Chunk, auditID string) error {
+func (b *csvBatch) release(c *labcsv.Chunk, ref service.Ref) error {
+	auditID := ref.ID
 	if b.stream {
-		if err := b.writeLines(c, auditID); err != nil {
+		if err := b.writeLines(c, ref); err != nil {
 			return err
 		}
 	} else {
@@ -368,11 +369,14 @@ func (e *clientGone) Unwrap() error { return e.err }
 
 func (b *csvBatch) startStream() { startNDJSON(b.w, &b.started) }
 
-func (b *csvBatch) writeLines(c *labcsv.Chunk, auditID string) error {
+func (b *csvBatch) writeLines(c *labcsv.Chunk, ref service.Ref) error {
 	b.startStream()
 	b.buf = b.buf[:0]
+	if ref.Receipt != "" {
+		b.buf = appendReceiptLine(b.buf, ref)
+	}
 	for i := range c.Rows {
-		b.buf = AppendRowJSON(b.buf, &c.Rows[i], auditID, "row")
+		b.buf = AppendRowJSON(b.buf, &c.Rows[i], ref.ID, "row")
 		b.buf = append(b.buf, '\n')
 		if len(b.buf) >= ndjsonWriteBatch || i == len(c.Rows)-1 {
 			if _, err := b.w.Write(b.buf); err != nil {
@@ -403,7 +407,7 @@ type batchEnvelope struct {
 func (b *csvBatch) finish(closing service.Audited[labcsv.Stats], start time.Time) error {
 	st := closing.Result
 	env := batchEnvelope{
-		Envelope:          b.s.envelope(b.call.RequestID, closing.AuditID, start),
+		Envelope:          b.s.envelope(b.call.RequestID, closing.Ref(), start),
 		GroundingContract: engine.GroundingContract,
 		KnowledgeVersion:  b.s.kb.Version.Label,
 		RowsTotal:         st.Rows,
@@ -413,7 +417,7 @@ func (b *csvBatch) finish(closing service.Audited[labcsv.Stats], start time.Time
 	if b.stream {
 		env.Kind = "summary"
 	}
-	return finishStreamed(b.ctx, b.w, b.rc, b.spill, b.stream, env, "results", "batch_csv")
+	return finishStreamed(b.ctx, b.w, b.rc, b.spill, b.stream, env, closing.Receipt, "results", "batch_csv")
 }
 
 // ndjsonError is the last line of an NDJSON answer that could not be

@@ -137,8 +137,9 @@ func (a *classifierAPI) classify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := ClassifyResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), Classification: res.Result}
+	out := ClassifyResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.Ref(), start), Classification: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, res.Receipt)
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 
@@ -162,8 +163,9 @@ func (a *classifierAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := DemoResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.AuditID, start), DemoAnswer: res.Result}
+	out := DemoResponse{Envelope: envelope(a.svc, ClassifierAPIVersion, call.RequestID, res.Ref(), start), DemoAnswer: res.Result}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, res.Receipt)
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -90,6 +90,10 @@ type auditStatus struct {
 	AcceptingEntries bool `json:"accepting_entries"`
 	// FreeBytes is the free space beside a SQLite log.
 	FreeBytes *uint64 `json:"free_bytes,omitempty"`
+	// Integrity is "ok" while the log is consistent with its signed
+	// checkpoints and witness, else what was found (Config.Integrity);
+	// absent when the server does not check.
+	Integrity string `json:"integrity,omitempty"`
 }
 
 type groundingContract struct {
@@ -132,7 +136,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	if !out.AuditLog.Reachable || !out.AuditLog.AcceptingEntries || !out.Engine.KnowledgeLoaded {
+	if s.cfg.Integrity != nil {
+		out.AuditLog.Integrity = "ok"
+		if s.integrityErr() != nil {
+			out.AuditLog.Integrity = integrityBroken
+		}
+	}
+	if !out.AuditLog.Reachable || !out.AuditLog.AcceptingEntries || !out.Engine.KnowledgeLoaded || s.integrityErr() != nil {
 		out.Status = "degraded"
 	}
 	w.Header().Set("Cache-Control", "no-store")

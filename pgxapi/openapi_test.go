@@ -20,6 +20,8 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
@@ -45,7 +47,9 @@ func newFullServer(t *testing.T) fullServer {
 		t.Fatalf("open audit store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := service.New(kb, ck, store, fixedClock)
+	// Answers carry receipts, as serve's do, so their documented form is
+	// checked.
+	svc := service.New(kb, ck, store, fixedClock, service.WithReceipts(audit.NewReceiptSigner(audittest.Signer())))
 	r := httpx.NewRouter()
 	pgxapi.New(svc, store, zap.NewNop(), pgxapi.Config{RateLimitPerMinute: 60}).Register(r)
 	pgxapi.RegisterTransparency(r, newTestTransparency(store))
@@ -385,8 +389,8 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
-		if len(lines) != 3 {
-			t.Fatalf("got %d lines, want 2 rows and a summary:\n%s", len(lines), rec.Body)
+		if len(lines) != 4 {
+			t.Fatalf("got %d lines, want a receipt, 2 rows and a summary:\n%s", len(lines), rec.Body)
 		}
 		for i, l := range lines {
 			v, err := decodeExact([]byte(l))
@@ -420,8 +424,8 @@ func TestOpenAPIVCFStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("got %d lines, want 2 samples and a summary:\n%s", len(lines), rec.Body)
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want a receipt, 2 samples and a summary:\n%s", len(lines), rec.Body)
 	}
 	for i, l := range lines {
 		v, err := decodeExact([]byte(l))

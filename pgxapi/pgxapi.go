@@ -94,6 +94,23 @@ type Config struct {
 	// it streams NDJSON, ends with an error line (type shutting-down) the
 	// client can detect, instead of being cut without one.
 	Stopping <-chan struct{}
+	// Integrity, when set, reports whether the audit log was found
+	// inconsistent with its signed checkpoints or its witness (tampering):
+	// nil while it is consistent. /readyz then fails and /pgx/status says
+	// so (without the details, which the server log holds).
+	Integrity func() error
+}
+
+// integrityBroken is what /readyz and /pgx/status say of a log found
+// inconsistent with its checkpoints or witness.
+const integrityBroken = "inconsistent with its signed checkpoints or witness (entries removed or rewritten): no checkpoint is signed; run \"pgxsafety audit verify\" and see the server log"
+
+// integrityErr is the Integrity error, nil when none is configured.
+func (s *Server) integrityErr() error {
+	if s.cfg.Integrity == nil {
+		return nil
+	}
+	return s.cfg.Integrity()
 }
 
 // errShuttingDown is the cause of a batch context canceled by shutdown.
@@ -261,25 +278,30 @@ type Envelope struct {
 	APIVersion string `json:"api_version"`
 	RequestID  string `json:"request_id"`
 	AuditLogID string `json:"audit_log_id"`
-	Timestamp  string `json:"timestamp"`
-	LatencyMs  int64  `json:"latency_ms"`
+	// AuditReceipt is the entry's signed receipt (base64 of a signed
+	// note; docs/operations.md "Receipts"), also sent as the
+	// Pgxsafety-Receipt header.
+	AuditReceipt string `json:"audit_receipt,omitempty"`
+	Timestamp    string `json:"timestamp"`
+	LatencyMs    int64  `json:"latency_ms"`
 }
 
 // envelope fills the envelope of a /pgx answer whose audit entry is
 // stored.
-func (s *Server) envelope(requestID, auditID string, start time.Time) Envelope {
-	return envelope(s.svc, APIVersion, requestID, auditID, start)
+func (s *Server) envelope(requestID string, ref service.Ref, start time.Time) Envelope {
+	return envelope(s.svc, APIVersion, requestID, ref, start)
 }
 
 // envelope fills the envelope of an audited answer of schema apiVersion;
 // the timestamp is the service clock's.
-func envelope(svc *service.Service, apiVersion, requestID, auditID string, start time.Time) Envelope {
+func envelope(svc *service.Service, apiVersion, requestID string, ref service.Ref, start time.Time) Envelope {
 	return Envelope{
-		APIVersion: apiVersion,
-		RequestID:  requestID,
-		AuditLogID: auditID,
-		Timestamp:  svc.Now().UTC().Format(TimestampFormat),
-		LatencyMs:  time.Since(start).Milliseconds(),
+		APIVersion:   apiVersion,
+		RequestID:    requestID,
+		AuditLogID:   ref.ID,
+		AuditReceipt: ref.Receipt,
+		Timestamp:    svc.Now().UTC().Format(TimestampFormat),
+		LatencyMs:    time.Since(start).Milliseconds(),
 	}
 }
 
@@ -310,9 +332,10 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	httpx.SetReceipt(w, res.Receipt)
 	// The answer's bytes are the ones its audit entry records: encoded
 	// once, by the service.
-	return writeEnveloped(w, s.envelope(call.RequestID, res.AuditID, start), res.Result.JSON)
+	return writeEnveloped(w, s.envelope(call.RequestID, res.Ref(), start), res.Result.JSON)
 }
 
 // envelopeBuffers are the scratch buffers of writeEnveloped.
@@ -366,6 +389,13 @@ type readyResponse struct {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	out := readyResponse{Status: "ready", Checks: map[string]string{"knowledge": "ok", "audit_log": "ok"}}
 	status := http.StatusOK
+	if s.cfg.Integrity != nil {
+		out.Checks["audit_integrity"] = "ok"
+		if s.integrityErr() != nil {
+			out.Checks["audit_integrity"] = integrityBroken
+			out.Status, status = "not ready", httpx.KindNotReady.Status()
+		}
+	}
 	if !s.knowledgeLoaded() {
 		out.Checks["knowledge"] = "not loaded"
 		out.Status, status = "not ready", httpx.KindNotReady.Status()

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
 
@@ -39,10 +40,11 @@ func answerFormat(stream bool) string {
 // /pgx/batch_csv). For NDJSON (stream) env is the summary line, whose kind
 // the caller has set; otherwise env is the envelope of the JSON document,
 // written with the buffered items of spill under the key items and a
-// Content-Length. A client gone while writing is logged under op, not
+// Content-Length and receipt (the closing entry's) as its
+// Pgxsafety-Receipt header. A client gone while writing is logged under op, not
 // returned: the answer has been audited and nothing is left to say.
 func finishStreamed(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, spill *spillBuffer,
-	stream bool, env any, items, op string) error {
+	stream bool, env any, receipt, items, op string) error {
 	if stream {
 		line, err := json.Marshal(env)
 		if err != nil {
@@ -65,6 +67,7 @@ func finishStreamed(ctx context.Context, w http.ResponseWriter, rc *http.Respons
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+spill.Len()+int64(len(tail)), 10))
+	httpx.SetReceipt(w, receipt)
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(head); err != nil {
 		return nil // the client has gone
@@ -75,6 +78,23 @@ func finishStreamed(ctx context.Context, w http.ResponseWriter, rc *http.Respons
 	}
 	_, _ = io.WriteString(w, tail)
 	return nil
+}
+
+// receiptLine is the NDJSON line that precedes the lines of one audited
+// chunk: its entry's id and signed receipt.
+type receiptLine struct {
+	Kind         string `json:"kind"`
+	AuditLogID   string `json:"audit_log_id"`
+	AuditReceipt string `json:"audit_receipt"`
+}
+
+// appendReceiptLine appends the receipt line of ref (newline-terminated).
+func appendReceiptLine(dst []byte, ref service.Ref) []byte {
+	b, err := json.Marshal(receiptLine{Kind: "receipt", AuditLogID: ref.ID, AuditReceipt: ref.Receipt})
+	if err != nil { // a struct of strings always encodes
+		return dst
+	}
+	return append(append(dst, b...), '\n')
 }
 
 // ndjsonProblem opens the last line of an NDJSON answer that could not be

@@ -22,12 +22,21 @@ var ErrNoCheckpoint = errors.New("no signed checkpoint available")
 // does not hold.
 var ErrUnknownEntry = errors.New("unknown audit entry")
 
+// ErrNotLogged is returned by TransparencyLog.Covering when the log holds
+// fewer entries than asked for.
+var ErrNotLogged = errors.New("the audit log holds fewer entries")
+
 // TransparencyLog is what the /pgx/audit/* endpoints need of the audit
 // log's transparency layer.
 type TransparencyLog interface {
 	// Latest returns the latest signed checkpoint (a C2SP signed note)
 	// and what it says, or an error wrapping ErrNoCheckpoint.
 	Latest() ([]byte, tlog.Checkpoint, error)
+	// Covering returns a signed checkpoint of at least size entries: the
+	// latest when it is one, else one signed on demand (rate-limited by
+	// the implementation); an error wrapping ErrNotLogged when the log is
+	// smaller.
+	Covering(ctx context.Context, size uint64) ([]byte, tlog.Checkpoint, error)
 	// Locate returns the sequence and entry hash of the entry with the
 	// audit_log_id, or an error wrapping ErrUnknownEntry.
 	Locate(ctx context.Context, id string) (seq int64, entryHash string, err error)
@@ -42,7 +51,7 @@ type TransparencyLog interface {
 // /pgx/, so they need the same bearer token as every /pgx endpoint
 // (httpx.Chain); they return hashes only, never an entry's content.
 //
-//	GET /pgx/audit/checkpoint                         the latest signed checkpoint (text/plain)
+//	GET /pgx/audit/checkpoint[?covering=N]            the latest signed checkpoint (text/plain), or one of at least N entries
 //	GET /pgx/audit/proof/inclusion?audit_log_id=ID[&tree_size=N]
 //	GET /pgx/audit/proof/consistency?from=M[&to=N]
 func RegisterTransparency(r *mux.Router, t TransparencyLog) {
@@ -87,7 +96,19 @@ func badParam(name, reason string) error {
 }
 
 func (h transparencyHandlers) checkpoint(w http.ResponseWriter, r *http.Request) error {
-	msg, _, err := h.t.Latest()
+	covering, err := sizeParam(r, "covering", 0)
+	if err != nil {
+		return err
+	}
+	var msg []byte
+	if covering == 0 {
+		msg, _, err = h.t.Latest()
+	} else {
+		msg, _, err = h.t.Covering(r.Context(), covering)
+	}
+	if errors.Is(err, ErrNotLogged) {
+		return badParam("covering", "the audit log holds fewer entries (the sequence of your receipt is the size to ask for)")
+	}
 	if err != nil {
 		return unavailable(err)
 	}

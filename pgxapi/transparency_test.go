@@ -34,6 +34,16 @@ func (t *testTransparency) Latest() ([]byte, tlog.Checkpoint, error) {
 	return msg, cp, err
 }
 
+// Covering signs the whole tree, like Latest, and refuses a size it does
+// not reach.
+func (t *testTransparency) Covering(_ context.Context, size uint64) ([]byte, tlog.Checkpoint, error) {
+	msg, cp, err := t.Latest()
+	if err == nil && cp.Size < size {
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %d", pgxapi.ErrNotLogged, cp.Size)
+	}
+	return msg, cp, err
+}
+
 func (t *testTransparency) Locate(ctx context.Context, id string) (int64, string, error) {
 	e, err := t.store.Entry(ctx, id)
 	if errors.Is(err, sqlstore.ErrNotFound) {

@@ -421,9 +421,16 @@ func (v *vcfAnswer) admit(samples int) error {
 }
 
 // release sends (NDJSON) or buffers (JSON) one audited group of samples.
-func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
+func (v *vcfAnswer) release(c *vcfcall.Chunk, ref service.Ref) error {
+	auditID := ref.ID
 	if v.stream {
 		v.startStream()
+		if ref.Receipt != "" {
+			v.buf = appendReceiptLine(v.buf[:0], ref)
+			if _, err := v.w.Write(v.buf); err != nil {
+				return &clientGone{err}
+			}
+		}
 	}
 	for i := range c.Samples {
 		v.buf = v.buf[:0]
@@ -463,6 +470,7 @@ type vcfEnvelope struct {
 	APIVersion        string      `json:"api_version"`
 	RequestID         string      `json:"request_id"`
 	AuditLogID        string      `json:"audit_log_id"`
+	AuditReceipt      string      `json:"audit_receipt,omitempty"`
 	Timestamp         string      `json:"timestamp"`
 	LatencyMs         int64       `json:"latency_ms"`
 	GroundingContract string      `json:"grounding_contract"`
@@ -482,6 +490,7 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		APIVersion:        APIVersion,
 		RequestID:         v.call.RequestID,
 		AuditLogID:        closing.AuditID,
+		AuditReceipt:      closing.Receipt,
 		Timestamp:         v.s.svc.Now().UTC().Format(TimestampFormat),
 		LatencyMs:         time.Since(start).Milliseconds(),
 		GroundingContract: engine.GroundingContract,
@@ -498,7 +507,7 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		v.startStream() // a file whose requested samples are none still gets its summary
 		env.Kind = "summary"
 	}
-	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, "samples", "vcf")
+	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, closing.Receipt, "samples", "vcf")
 }
 
 // vcfNDJSONError is the last line of an NDJSON answer that could not be

@@ -165,6 +165,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
 	}
 	page := s.buildPage(ss, pf, name, patientProblem, g, rows, req.Checks, ans, audited.AuditID)
 	w.Header().Set("X-Audit-Log-ID", audited.AuditID)
+	httpx.SetReceipt(w, audited.Receipt)
 	return s.render(w, http.StatusOK, "review", page)
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
@@ -20,7 +21,7 @@ import (
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return usageError("audit: want verify, purge, export, checkpoint, prove or verify-proof")
+		return usageError("audit: want verify, purge, export, checkpoint, prove, verify-proof or verify-receipt")
 	}
 	env, err := readEnvironment()
 	if err != nil {
@@ -33,6 +34,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAuditProve(ctx, env, args[1:], stdout, stderr)
 	case "verify-proof":
 		return runAuditVerifyProof(args[1:], stdout, stderr)
+	case "verify-receipt":
+		return runAuditVerifyReceipt(ctx, env, args[1:], stdout, stderr)
 	case "verify":
 		return runAuditVerify(ctx, env, args[1:], stdout, stderr)
 	case "purge":
@@ -41,7 +44,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAuditExport(ctx, env, args[1:], stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
-		return usageError("audit: unknown command %q (want verify, purge, export, checkpoint, prove or verify-proof)", args[0])
+		return usageError("audit: unknown command %q (want verify, purge, export, checkpoint, prove, verify-proof or verify-receipt)", args[0])
 	}
 }
 
@@ -74,11 +77,12 @@ func (e environment) verifierFor(keyFlag, dataDir string) (*tlog.Verifier, error
 // if any) and the Merkle tree, checks the retention checkpoint's signature
 // and every kept checkpoint, and exits non-zero naming what is wrong.
 func runAuditVerify(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit verify", stderr, "audit verify [--checkpoint FILE]... [--key VKEY|FILE] [--data-dir DIR]")
+	fs := newFlagSet("audit verify", stderr, "audit verify [--checkpoint FILE]... [--no-witness] [--key VKEY|FILE] [--data-dir DIR]")
 	dataDir := env.dataDirFlag(fs)
 	var kept listFlag
 	fs.Var(&kept, "checkpoint", "a signed checkpoint kept outside the database (repeatable); the log must extend it")
 	keyFlag := fs.String("key", "", "the log's verifier key, or a file holding it (default: the key file of the data directory)")
+	noWitness := fs.Bool("no-witness", false, "do not check the log against the configured witness (PGXSAFETY_AUDIT_WITNESS_FILE)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,6 +93,23 @@ func runAuditVerify(ctx context.Context, env environment, args []string, stdout,
 			return fmt.Errorf("audit verify: %w", err)
 		}
 		msgs = append(msgs, b)
+	}
+	// The configured witness's checkpoint is checked like a kept one.
+	witness := ""
+	if !*noWitness {
+		witness = env.witnessPath(*dataDir)
+		b, err := os.ReadFile(witness)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			witness = ""
+			fmt.Fprintf(stdout, "no witness checkpoint at %s (PGXSAFETY_AUDIT_WITNESS_FILE): the log is checked against the checkpoints given only\n", env.witnessPath(*dataDir))
+		case err != nil:
+			return fmt.Errorf("audit verify: witness: %w", err)
+		case len(strings.TrimSpace(string(b))) == 0:
+			return fmt.Errorf("audit verify: FAILED: the witness file %s (PGXSAFETY_AUDIT_WITNESS_FILE) is empty: its checkpoint was lost or cut (pass --no-witness to check without it)", witness)
+		default:
+			msgs = append(msgs, b)
+		}
 	}
 	store, err := env.openExistingLog(ctx, *dataDir)
 	if err != nil {
@@ -117,9 +138,12 @@ func runAuditVerify(ctx context.Context, env environment, args []string, stdout,
 			sum.Entries, sum.FirstSequence, sum.LastSequence, sum.HeadHash)
 	}
 	fmt.Fprintf(stdout, "merkle tree: %d leaves, root %s (log %s)\n", sum.Size, base64.StdEncoding.EncodeToString(sum.Root[:]), key.Name())
+	if witness != "" {
+		fmt.Fprintf(stdout, "the log extends the witness's checkpoint (%s)\n", witness)
+	}
 	if len(kept) > 0 {
 		fmt.Fprintf(stdout, "the log extends each of the %d checkpoints given\n", len(kept))
-	} else {
+	} else if witness == "" {
 		fmt.Fprintln(stdout, "keep signed checkpoints outside the database (GET /pgx/audit/checkpoint, the witness file, \"audit checkpoint\") and pass them with --checkpoint: a log that removed or rewrote entries does not extend them")
 	}
 	return nil

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
 
 	tdlog "github.com/transparency-dev/formats/log"
 	"github.com/transparency-dev/merkle/proof"
@@ -265,5 +268,68 @@ func runAuditVerifyProof(args []string, stdout, stderr io.Writer) error {
 	default:
 		return failed("unknown proof kind %q", b.Kind)
 	}
+	return nil
+}
+
+// flagTakesValue reports whether arg is a flag of "audit verify-receipt"
+// given without "=" (so the next argument is its value).
+func flagTakesValue(arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	return !strings.Contains(name, "=") && (name == "key" || name == "data-dir")
+}
+
+// runAuditVerifyReceipt checks an entry receipt (the Pgxsafety-Receipt
+// header or the audit_receipt field of an answer) against the log as it
+// is now: it proves that the log holds the receipted entry at its
+// position, or proves the omission — a receipt signed with the log's key
+// for an entry the log no longer holds, or holds changed.
+func runAuditVerifyReceipt(ctx context.Context, env environment, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("audit verify-receipt", stderr, "audit verify-receipt [--key VKEY|FILE] [--data-dir DIR] RECEIPT|FILE")
+	dataDir := env.dataDirFlag(fs)
+	keyFlag := fs.String("key", "", "the log's verifier key, or a file holding it (default: the key file of the data directory)")
+	// The receipt may come first or after the flags (a base64 receipt
+	// never starts with '-').
+	var receipt string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		receipt, args = args[0], args[1:]
+	} else if n := len(args); n > 0 && !strings.HasPrefix(args[n-1], "-") && (n < 2 || !flagTakesValue(args[n-2])) {
+		receipt, args = args[n-1], args[:n-1]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if receipt == "" {
+		fs.Usage()
+		return usageError("audit verify-receipt: give one receipt (the Pgxsafety-Receipt header's value) or a file holding it")
+	}
+	text := receipt
+	if b, err := os.ReadFile(text); err == nil {
+		text = string(b)
+	}
+	key, err := env.verifierFor(*keyFlag, *dataDir)
+	if err != nil {
+		return err
+	}
+	rc, err := audit.OpenReceipt(key, text)
+	if err != nil {
+		return fmt.Errorf("audit verify-receipt: not a receipt of log %s: %w", key.Name(), err)
+	}
+	store, err := env.openExistingLog(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tree, err := audit.CheckReceiptIn(ctx, store, rc)
+	var oe *audit.OmissionError
+	switch {
+	case errors.As(err, &oe):
+		return fmt.Errorf("audit verify-receipt: FAILED: omission proved: %w; the receipt is signed with the log's key (%s): keep it as the evidence", err, key.String())
+	case errors.Is(err, audit.ErrChainBroken):
+		return fmt.Errorf("audit verify-receipt: FAILED: the receipted entry is in place but the log is broken: %w", err)
+	case err != nil:
+		return fmt.Errorf("audit verify-receipt: %w", err)
+	}
+	fmt.Fprintf(stdout, "OK: entry %s (sequence %d, %s) is in log %s: leaf %d of the %d it holds has the receipted hash %s\n",
+		rc.ID, rc.Sequence, rc.Time.Format(time.RFC3339), key.Name(), rc.Sequence-1, tree.Size(), rc.EntryHash)
 	return nil
 }

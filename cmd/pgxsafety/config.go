@@ -62,7 +62,11 @@ type environment struct {
 	AuditRetentionDays int    `env:"PGXSAFETY_AUDIT_RETENTION_DAYS, default=365"`
 	AuditKeyFile       string `env:"PGXSAFETY_AUDIT_KEY_FILE"`     // empty: audit-log.key in the data directory
 	AuditWitnessFile   string `env:"PGXSAFETY_AUDIT_WITNESS_FILE"` // empty: the witness file in the data directory
-	AuditLogOrigin     string `env:"PGXSAFETY_AUDIT_LOG_ORIGIN"`   // empty: pgxsafety/audit/ and 8 random hex digits
+	// AuditWitnessURL is the submission prefix of a C2SP tlog-witness
+	// (instead of the witness file); AuditWitnessKey its cosignature key.
+	AuditWitnessURL string `env:"PGXSAFETY_AUDIT_WITNESS_URL"`
+	AuditWitnessKey string `env:"PGXSAFETY_AUDIT_WITNESS_KEY"`
+	AuditLogOrigin  string `env:"PGXSAFETY_AUDIT_LOG_ORIGIN"` // empty: pgxsafety/audit/ and 8 random hex digits
 	// AuditCheckpointInterval is how often serve signs a checkpoint when
 	// the log grew.
 	AuditCheckpointInterval time.Duration `env:"PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL, default=10s"`
@@ -282,6 +286,8 @@ type serveConfig struct {
 	logKeyFile         string
 	logOrigin          string
 	witnessFile        string
+	witnessURL         string
+	witnessKey         string
 	checkpointInterval time.Duration
 	// auditCommitWindow is how long a busy audit writer waits for more
 	// entries before it commits (PGXSAFETY_AUDIT_COMMIT_WINDOW;
@@ -334,6 +340,7 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 	cfg.vcfMaxBytes = int64(env.VCFMaxBytes)
 	cfg.vcfMinGQ, cfg.vcfMinDP = vcfThreshold(env.VCFMinGQ), vcfThreshold(env.VCFMinDP)
 	cfg.logKeyFile, cfg.witnessFile = env.logKeyPath(cfg.dataDir), env.witnessPath(cfg.dataDir)
+	cfg.witnessURL, cfg.witnessKey = env.AuditWitnessURL, env.AuditWitnessKey
 	cfg.logOrigin = env.AuditLogOrigin
 	cfg.checkpointInterval = env.AuditCheckpointInterval
 	cfg.auditCommitWindow = env.AuditCommitWindow
@@ -361,6 +368,58 @@ func serveConfigFrom(env environment, args []string, stderr io.Writer) (serveCon
 		return cfg, usageError("listen address %q: %v", cfg.addr, err)
 	}
 	return cfg, nil
+}
+
+// witnessApart refuses a witness file inside the data directory, or in the
+// directory of the SQLite log: whoever can write the log there can delete
+// or roll back the witness too. Only local development mode (no
+// PGXSAFETY_OIDC_ISSUER) keeps the default file beside the log, with a
+// warning at start.
+func witnessApart(witness, dataDir, databaseURL string) error {
+	dirs := []string{dataDir}
+	if p, ok := strings.CutPrefix(databaseURL, "sqlite:"); ok {
+		dirs = append(dirs, filepath.Dir(strings.TrimPrefix(p, "//")))
+	}
+	for _, d := range dirs {
+		if within, err := pathWithin(witness, d); err != nil || within {
+			return usageError("PGXSAFETY_AUDIT_WITNESS_FILE (%s) is inside the audit log's directory %s: whoever can rewrite the log "+
+				"could roll back its witness too; point it at storage the database owner cannot write (another host's share, a "+
+				"write-once bucket) — see docs/operations.md \"Witness\"", witness, d)
+		}
+	}
+	return nil
+}
+
+// pathWithin reports whether path is dir or lies below it, after making
+// both absolute and resolving the symbolic links of their directories.
+func pathWithin(path, dir string) (bool, error) {
+	resolve := func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		d, base := filepath.Dir(abs), filepath.Base(abs)
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		return filepath.Join(d, base), nil
+	}
+	p, err := resolve(path)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolve(dir)
+	if err != nil {
+		return false, err
+	}
+	if real, err := filepath.EvalSymlinks(d); err == nil {
+		d = real
+	}
+	rel, err := filepath.Rel(d, p)
+	if err != nil {
+		return false, nil
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))), nil
 }
 
 // requireLoopback rejects listen addresses that are not loopback. Without

@@ -63,8 +63,16 @@ Usage:
   pgxsafety audit verify-proof --key VKEY|FILE --proof FILE [--checkpoint FILE]
         Check a proof offline, with nothing but the proof, the log's
         public key and (optionally) a checkpoint kept earlier.
+  pgxsafety audit verify-receipt RECEIPT|FILE [--key VKEY|FILE] [--data-dir DIR]
+        Check an answer's receipt (its Pgxsafety-Receipt header) against
+        the log: the entry is in it, or FAILED proving its omission.
   pgxsafety audit export [--since TIME] [--until TIME] [--output FILE]
         Write audit entries as JSON lines.
+  pgxsafety witness init --name NAME --log VKEY --key FILE --state FILE
+  pgxsafety witness serve --key FILE --state FILE [--addr ADDR]
+        A minimal C2SP tlog-witness for the audit log (POST /add-checkpoint):
+        run it where the database owner cannot write; serve sends it every
+        checkpoint when PGXSAFETY_AUDIT_WITNESS_URL and _KEY are set.
   pgxsafety migrate [--data-dir DIR]
         Apply pending audit-store migrations.
   pgxsafety check --drug DRUG [genotype and context flags] [--json]
@@ -140,6 +148,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAudit(ctx, rest, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdout, stderr)
+	case "witness":
+		return runWitness(ctx, rest, stdout, stderr)
 	case "check":
 		return runCheck(rest, stdout, stderr)
 	case "classify":

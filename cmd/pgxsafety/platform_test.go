@@ -43,7 +43,7 @@ var platformEnv = []string{
 	"PGXSAFETY_RATE_LIMIT_PER_MINUTE", "PGXSAFETY_RATE_LIMIT_BURST", "PGXSAFETY_RATE_LIMITS_FILE",
 	"PGXSAFETY_CORS_ORIGINS", "PGXSAFETY_LOG_LEVEL", "PGXSAFETY_LOG_FORMAT", "PGXSAFETY_AUDIT_PAYLOADS",
 	"PGXSAFETY_AUDIT_RETENTION_DAYS", "PGXSAFETY_DATABASE_MIGRATE", "PGXSAFETY_AUDIT_KEY_FILE",
-	"PGXSAFETY_AUDIT_WITNESS_FILE", "PGXSAFETY_AUDIT_LOG_ORIGIN", "PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL",
+	"PGXSAFETY_AUDIT_WITNESS_FILE", "PGXSAFETY_AUDIT_WITNESS_URL", "PGXSAFETY_AUDIT_WITNESS_KEY", "PGXSAFETY_AUDIT_LOG_ORIGIN", "PGXSAFETY_AUDIT_CHECKPOINT_INTERVAL",
 	"PGXSAFETY_SMART_EHRS", "PGXSAFETY_SMART_SESSION_TTL", "PGXSAFETY_CDS_DEV_UNAUTHENTICATED", "PGXSAFETY_CDS_CLIENTS",
 	"PGXSAFETY_AUDIT_COMMIT_WINDOW", "PGXSAFETY_GOGC",
 }
@@ -780,6 +780,16 @@ func TestServeOIDCMode(t *testing.T) {
 	t.Setenv("PGXSAFETY_OIDC_AUDIENCE", "pgxsafety-web")
 
 	dataDir := t.TempDir()
+	// A witness inside the data directory is refused with an issuer set.
+	cfg, err := loadServeConfig([]string{"--addr", "127.0.0.1:0", "--data-dir", dataDir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newServer(context.Background(), cfg, zap.NewNop(), io.Discard, serverOptions{}); !errors.Is(err, errUsage) ||
+		!strings.Contains(err.Error(), "PGXSAFETY_AUDIT_WITNESS_FILE") {
+		t.Errorf("witness in the data directory in production mode: %v, want a usage error naming PGXSAFETY_AUDIT_WITNESS_FILE", err)
+	}
+	t.Setenv("PGXSAFETY_AUDIT_WITNESS_FILE", filepath.Join(t.TempDir(), "witness"))
 	s := inProcess(t, dataDir, serverOptions{})
 	if s.devMode {
 		t.Fatal("server is in development mode with an issuer configured")

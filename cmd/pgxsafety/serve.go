@@ -166,7 +166,20 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		}
 	})
 
-	s.checkpoints = newCheckpointer(s.store, signer, cfg.witnessFile, log.Named("transparency"))
+	witness, err := newWitness(cfg, signer)
+	if err != nil {
+		return nil, err
+	}
+	s.checkpoints = newCheckpointer(s.store, signer, witness, log.Named("transparency"))
+	if err := s.checkpoints.checkWitness(ctx); err != nil {
+		return nil, err
+	}
+	if s.devMode && cfg.witnessURL == "" {
+		if within, _ := pathWithin(cfg.witnessFile, cfg.dataDir); within {
+			log.Warn("the audit witness file is inside the data directory, where whoever can rewrite the log can roll it back too: "+
+				"allowed without an identity provider only; with PGXSAFETY_OIDC_ISSUER set, serve refuses it (set PGXSAFETY_AUDIT_WITNESS_FILE to storage the database owner cannot write)", zap.String("witness", cfg.witnessFile))
+		}
+	}
 	// A log inconsistent with its witness is reported (log, /readyz) but
 	// does not stop the service: answers are still audited durably.
 	_ = s.checkpoints.publish(ctx)
@@ -177,6 +190,11 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	verifier, err := newVerifier(ctx, cfg, keySets, log, o.now)
 	if err != nil {
 		return nil, err
+	}
+	if !s.devMode && cfg.witnessURL == "" {
+		if err := witnessApart(cfg.witnessFile, cfg.dataDir, cfg.databaseURL); err != nil {
+			return nil, err
+		}
 	}
 	rdb, err := newRedis(ctx, cfg, s, log)
 	if err != nil {
@@ -189,10 +207,13 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	feedback := httpx.FeedbackAuditIDs(s.store.Feedback())
 
 	var appender audit.Appender = s.store
+	// Every audited answer carries its entry's receipt, signed with the
+	// log key once the entry is durable.
+	svcOpts := []service.Option{service.WithReceipts(audit.NewReceiptSigner(signer))}
 	if o.appender != nil {
-		appender = o.appender
+		appender, svcOpts = o.appender, nil
 	}
-	svc := service.New(s.kb, s.ck, httpx.AuditIDs(appender), o.now)
+	svc := service.New(s.kb, s.ck, httpx.AuditIDs(appender), o.now, svcOpts...)
 	router := httpx.NewRouter()
 	s.router = router
 
@@ -200,7 +221,8 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 	// by path prefix (pgxapi.Protection), not per route.
 	pgxapi.New(svc, s.store, log, pgxapi.Config{RateLimitPerMinute: cfg.ratePerMinute,
 		BatchCSVMaxBytes: cfg.batchCSVMaxBytes, BatchCSVMaxRows: cfg.batchCSVMaxRows,
-		VCFMaxBytes: cfg.vcfMaxBytes, VCFMinGQ: cfg.vcfMinGQ, VCFMinDP: cfg.vcfMinDP, Stopping: s.stopping}).Register(router)
+		VCFMaxBytes: cfg.vcfMaxBytes, VCFMinGQ: cfg.vcfMinGQ, VCFMinDP: cfg.vcfMinDP, Stopping: s.stopping,
+		Integrity: s.checkpoints.Tampering}).Register(router)
 	// CDS Hooks: its own EHR-JWT authentication (not under the OIDC prefixes).
 	cdsCfg := cdshooks.Config{
 		PublicURL:          cfg.publicURL,

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,7 +129,13 @@ type fileWitness struct {
 	key  *tlog.Verifier
 }
 
-// Latest returns the witnessed checkpoint, or nil when there is none.
+// errEmptyWitness is the error of a witness file that exists but is empty.
+var errEmptyWitness = errors.New("the witness file is empty")
+
+// Latest returns the witnessed checkpoint, or nil when there is none (no
+// file: the witness is new). An empty file is an error: it is not a new
+// witness (that has no file) but one whose checkpoint was lost or cut, and
+// reading it as new would accept any log.
 func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	b, err := os.ReadFile(w.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,6 +144,9 @@ func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("witness: %w", err)
 	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil, fmt.Errorf("witness %s: %w", w.path, errEmptyWitness)
+	}
 	cp, err := w.key.OpenCheckpoint(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("witness %s: %w", w.path, err)
@@ -143,9 +154,29 @@ func (w *fileWitness) Latest() ([]byte, *tlog.Checkpoint, error) {
 	return b, &cp, nil
 }
 
-// Update replaces the witnessed checkpoint by msg after checking, with
-// proof (from the witnessed size to msg's), that the log still extends it.
-func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Hash, error)) error {
+// checkpointWitness is a witness of the log's checkpoints: the file
+// witness or a C2SP tlog-witness over HTTP.
+type checkpointWitness interface {
+	// Check runs at start (before the first checkpoint).
+	Check(ctx context.Context, c *checkpointer) error
+	// Update hands the witness the signed checkpoint msg, with proof
+	// giving consistency proofs from what it holds; seen is the size of
+	// the last checkpoint this process had it accept. It returns the
+	// witness's cosignature lines to add to msg (none for a file). An
+	// error wrapping audit.ErrChainBroken means the log is inconsistent
+	// with what the witness holds.
+	Update(ctx context.Context, msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) ([]byte, error)
+}
+
+// Update implements checkpointWitness: it replaces the witnessed
+// checkpoint by msg after checking, with proof (from the witnessed size to
+// msg's), that the log still extends it. A witness holding less than seen
+// was rolled back.
+func (w *fileWitness) Update(_ context.Context, msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) ([]byte, error) {
+	return nil, w.update(msg, seen, proof)
+}
+
+func (w *fileWitness) update(msg []byte, seen uint64, proof func(from, to uint64) ([]tlog.Hash, error)) error {
 	cp, err := w.key.OpenCheckpoint(msg)
 	if err != nil {
 		return err
@@ -158,6 +189,14 @@ func (w *fileWitness) Update(msg []byte, proof func(from, to uint64) ([]tlog.Has
 	_, old, err := w.Latest()
 	if err != nil {
 		return err
+	}
+	if seen > 0 && (old == nil || old.Size < seen) {
+		held := uint64(0)
+		if old != nil {
+			held = old.Size
+		}
+		return fmt.Errorf("%w: the witness holds a checkpoint of %d entries, but it accepted one of %d from this server: the witness was rolled back or replaced",
+			audit.ErrChainBroken, held, seen)
 	}
 	if old != nil {
 		if old.Size > cp.Size {
@@ -210,25 +249,80 @@ type checkpointer struct {
 	store   *sqlstore.Store
 	log     *audit.Log
 	signer  *tlog.Signer
-	witness *fileWitness
+	witness checkpointWitness
 	zlog    *zap.Logger
+
+	// pub serialises publish: the ticker, shutdown and on-demand
+	// checkpoints would otherwise hand the witness two checkpoints at once.
+	pub sync.Mutex
 
 	mu     sync.Mutex
 	latest []byte
 	cp     tlog.Checkpoint
 	err    error
+
+	// demand serialises checkpoints signed on demand (Covering);
+	// lastDemand is when the last one was signed.
+	demand     sync.Mutex
+	lastDemand time.Time
 }
+
+// onDemandInterval is the least time between two checkpoints signed on
+// demand (GET /pgx/audit/checkpoint?covering=N): callers arriving sooner
+// wait for the next one, and callers waiting together share it.
+const onDemandInterval = time.Second
 
 var _ pgxapi.TransparencyLog = (*checkpointer)(nil)
 
-func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, witnessFile string, log *zap.Logger) *checkpointer {
+func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, w checkpointWitness, log *zap.Logger) *checkpointer {
 	return &checkpointer{
 		store:   store,
 		log:     audit.NewLog(store),
 		signer:  signer,
-		witness: &fileWitness{path: witnessFile, key: signer.Verifier()},
+		witness: w,
 		zlog:    log,
 	}
+}
+
+// newWitness is the configured witness: a C2SP tlog-witness when
+// PGXSAFETY_AUDIT_WITNESS_URL is set (its cosignature key
+// PGXSAFETY_AUDIT_WITNESS_KEY), else the witness file.
+func newWitness(cfg serveConfig, signer *tlog.Signer) (checkpointWitness, error) {
+	if cfg.witnessURL == "" {
+		return &fileWitness{path: cfg.witnessFile, key: signer.Verifier()}, nil
+	}
+	if cfg.witnessKey == "" {
+		return nil, usageError("PGXSAFETY_AUDIT_WITNESS_URL needs PGXSAFETY_AUDIT_WITNESS_KEY, the witness's cosignature verifier key")
+	}
+	k, err := tlog.NewCosignatureVerifier(cfg.witnessKey)
+	if err != nil {
+		return nil, usageError("PGXSAFETY_AUDIT_WITNESS_KEY: %v", err)
+	}
+	return &httpWitness{url: cfg.witnessURL, key: k, logKey: signer.Verifier(), client: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// checkWitness is run at start (checkpointWitness.Check).
+func (c *checkpointer) checkWitness(ctx context.Context) error { return c.witness.Check(ctx, c) }
+
+// Check implements checkpointWitness: a witness file that is empty or not
+// a checkpoint of this log stops the server (naming the setting), since it
+// would otherwise stop checkpointing or accept any log; no witness file at
+// all, while the log holds entries, is logged as a warning (witnessing
+// starts with the next checkpoint: if a file existed, it was removed).
+func (w *fileWitness) Check(ctx context.Context, c *checkpointer) error {
+	_, old, err := w.Latest()
+	if err != nil {
+		return usageError("PGXSAFETY_AUDIT_WITNESS_FILE: %v; it must hold the last checkpoint the witness accepted. If the witness "+
+			"is new, remove the empty file (no file means a new witness); if it was lost, restore it from a copy before "+
+			"starting — see docs/operations.md \"Witness\"", err)
+	}
+	if old == nil {
+		if n, err := c.log.Sync(ctx); err == nil && n > 0 {
+			c.zlog.Warn("the audit witness holds no checkpoint although the log has entries: witnessing starts with the next checkpoint (if a witness file existed, it was removed)",
+				zap.Uint64("entries", n), zap.String("witness", w.path))
+		}
+	}
+	return nil
 }
 
 // publish signs a checkpoint of the current tree (when it grew) and has
@@ -236,6 +330,8 @@ func newCheckpointer(store *sqlstore.Store, signer *tlog.Signer, witnessFile str
 // witness stops being checkpointed: the error is kept, logged and
 // reported by /readyz and /pgx/status.
 func (c *checkpointer) publish(ctx context.Context) error {
+	c.pub.Lock()
+	defer c.pub.Unlock()
 	cp, err := c.log.Checkpoint(ctx, c.signer.Name())
 	if err != nil {
 		return c.fail(err)
@@ -250,22 +346,34 @@ func (c *checkpointer) publish(ctx context.Context) error {
 	if err != nil {
 		return c.fail(err)
 	}
-	err = c.witness.Update(msg, func(from, to uint64) ([]tlog.Hash, error) {
+	c.mu.Lock()
+	seen := uint64(0)
+	if c.latest != nil {
+		seen = c.cp.Size
+	}
+	c.mu.Unlock()
+	cosigs, err := c.witness.Update(ctx, msg, seen, func(from, to uint64) ([]tlog.Hash, error) {
 		return c.log.ConsistencyProof(ctx, from, to)
 	})
 	if errors.Is(err, errWitnessAhead) {
-		// A sibling replica's later checkpoint, shown consistent with this
-		// log: serve that one.
-		var wcp *tlog.Checkpoint
-		if msg, wcp, err = c.witness.Latest(); err == nil && wcp != nil {
-			cp = *wcp
-		} else if err == nil {
-			err = errors.New("witness: the later checkpoint disappeared")
+		// A sibling replica's later checkpoint in the shared witness file,
+		// shown consistent with this log: serve that one.
+		err = errors.New("witness: the later checkpoint cannot be read back")
+		if w, ok := c.witness.(interface {
+			Latest() ([]byte, *tlog.Checkpoint, error)
+		}); ok {
+			var wcp *tlog.Checkpoint
+			if msg, wcp, err = w.Latest(); err == nil && wcp != nil {
+				cp = *wcp
+			} else if err == nil {
+				err = errors.New("witness: the later checkpoint disappeared")
+			}
 		}
 	}
 	if err != nil {
 		return c.fail(err)
 	}
+	msg = append(msg, cosigs...)
 	c.mu.Lock()
 	c.latest, c.cp, c.err = msg, cp, nil
 	c.mu.Unlock()
@@ -315,6 +423,17 @@ func (c *checkpointer) Err() error {
 	return c.err
 }
 
+// Tampering is the error that stopped checkpointing when the log was found
+// inconsistent with its tree or its witness (it wraps
+// audit.ErrChainBroken), nil otherwise: a failure to reach the database
+// or the witness is not tampering.
+func (c *checkpointer) Tampering() error {
+	if err := c.Err(); errors.Is(err, audit.ErrChainBroken) {
+		return err
+	}
+	return nil
+}
+
 // Latest implements pgxapi.TransparencyLog.
 func (c *checkpointer) Latest() ([]byte, tlog.Checkpoint, error) {
 	c.mu.Lock()
@@ -327,6 +446,41 @@ func (c *checkpointer) Latest() ([]byte, tlog.Checkpoint, error) {
 		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %w", pgxapi.ErrNoCheckpoint, err)
 	}
 	return c.latest, c.cp, nil
+}
+
+// Covering implements pgxapi.TransparencyLog: the latest checkpoint when
+// it holds size entries, else one signed (and witnessed) now, at most one
+// every onDemandInterval.
+func (c *checkpointer) Covering(ctx context.Context, size uint64) ([]byte, tlog.Checkpoint, error) {
+	if msg, cp, err := c.Latest(); err == nil && cp.Size >= size {
+		return msg, cp, nil
+	}
+	c.demand.Lock()
+	defer c.demand.Unlock()
+	if msg, cp, err := c.Latest(); err == nil && cp.Size >= size {
+		return msg, cp, nil // signed while this caller waited
+	}
+	if wait := time.Until(c.lastDemand.Add(onDemandInterval)); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, tlog.Checkpoint{}, ctx.Err()
+		}
+	}
+	c.lastDemand = time.Now()
+	if err := c.publish(ctx); err != nil {
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %w", pgxapi.ErrNoCheckpoint, err)
+	}
+	msg, cp, err := c.Latest()
+	if err != nil {
+		return nil, tlog.Checkpoint{}, err
+	}
+	if cp.Size < size {
+		return nil, tlog.Checkpoint{}, fmt.Errorf("%w: %d entries, %d asked for", pgxapi.ErrNotLogged, cp.Size, size)
+	}
+	return msg, cp, nil
 }
 
 // Locate implements pgxapi.TransparencyLog.

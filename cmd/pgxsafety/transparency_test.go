@@ -214,8 +214,12 @@ func TestTransparencyEndToEnd(t *testing.T) {
 		}
 	}
 	raw.Close()
-	if out, _, err := runArgs(t, "audit", "verify", "--data-dir", dataDir); err != nil {
+	if out, _, err := runArgs(t, "audit", "verify", "--data-dir", dataDir, "--no-witness"); err != nil {
 		t.Fatalf("the cut chain still chains (that is the attack): %v\n%s", err, out)
+	}
+	// Plain "audit verify" checks the log against the configured witness.
+	if _, _, err := runArgs(t, "audit", "verify", "--data-dir", dataDir); err == nil || !strings.Contains(err.Error(), "FAILED") {
+		t.Errorf("audit verify (with the witness) after the cut: %v, want FAILED", err)
 	}
 	_, _, err = runArgs(t, "audit", "verify", "--data-dir", dataDir, "--checkpoint", keptFile)
 	if err == nil || !strings.Contains(err.Error(), "FAILED") || !errors.Is(err, audit.ErrChainBroken) {
@@ -232,6 +236,30 @@ func TestTransparencyEndToEnd(t *testing.T) {
 	}
 	if rec := request(t, s2.handler, http.MethodGet, "/pgx/audit/checkpoint", devToken(t, dataDir, "alice", time.Now()), ""); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("checkpoint of a cut log: %d, want 503", rec.Code)
+	}
+	// Detected tampering fails /readyz and is named by /pgx/status,
+	// without the details.
+	rec = request(t, s2.handler, http.MethodGet, "/readyz", "", "")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"audit_integrity":"inconsistent`) {
+		t.Errorf("/readyz of a cut log: %d %s, want 503 naming audit_integrity", rec.Code, rec.Body)
+	}
+	rec = request(t, s2.handler, http.MethodGet, "/pgx/status", "", "")
+	var st struct {
+		Status   string `json:"status"`
+		AuditLog struct {
+			Integrity string `json:"integrity"`
+		} `json:"audit_log"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.Status != "degraded" || !strings.HasPrefix(st.AuditLog.Integrity, "inconsistent") {
+		t.Errorf("/pgx/status of a cut log: %s", rec.Body)
+	}
+	if strings.Contains(rec.Body.String(), dataDir) || strings.Contains(rec.Body.String(), "entries were removed from its end") {
+		t.Errorf("/pgx/status leaks the error: %s", rec.Body)
+	}
+	// A healthy server says so.
+	rec = request(t, s.handler, http.MethodGet, "/readyz", "", "")
+	if !strings.Contains(rec.Body.String(), `"audit_integrity":"ok"`) {
+		t.Errorf("/readyz of the healthy server: %s", rec.Body)
 	}
 }
 
@@ -288,12 +316,13 @@ func TestWitnessSharedByReplicas(t *testing.T) {
 	}
 	check(2)
 	// The sibling: another checkpointer of the same log, key and witness.
-	sibling := newCheckpointer(s.store, s.checkpoints.signer, filepath.Join(dataDir, witnessFileName), zap.NewNop())
+	sibling := newCheckpointer(s.store, s.checkpoints.signer,
+		&fileWitness{path: filepath.Join(dataDir, witnessFileName), key: s.checkpoints.signer.Verifier()}, zap.NewNop())
 	if err := sibling.publish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	witnessed := mustRead(t, filepath.Join(dataDir, witnessFileName))
-	err = s.checkpoints.witness.Update(stale, func(from, to uint64) ([]tlog.Hash, error) {
+	_, err = s.checkpoints.witness.Update(ctx, stale, 0, func(from, to uint64) ([]tlog.Hash, error) {
 		return s.checkpoints.log.ConsistencyProof(ctx, from, to)
 	})
 	if !errors.Is(err, errWitnessAhead) {
@@ -318,7 +347,7 @@ func TestWitnessSharedByReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.checkpoints.witness.Update(bad, func(from, to uint64) ([]tlog.Hash, error) {
+	_, err = s.checkpoints.witness.Update(ctx, bad, 0, func(from, to uint64) ([]tlog.Hash, error) {
 		return s.checkpoints.log.ConsistencyProof(ctx, from, to)
 	})
 	if !errors.Is(err, audit.ErrChainBroken) {

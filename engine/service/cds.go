@@ -104,7 +104,7 @@ func EvaluateHook[R any](ctx context.Context, s *Service, call Call, build func(
 	if err != nil {
 		return zero, err
 	}
-	return Audited[R]{Result: resp, AuditID: id}, nil
+	return audited(resp, id), nil
 }
 
 // FeedbackRecord is the audited request of a CDS feedback post.
@@ -161,5 +161,9 @@ func (s *Service) Feedback(ctx context.Context, call Call, rec FeedbackRecord, s
 	if err != nil {
 		return Audited[FeedbackOutcome]{}, err
 	}
-	return Audited[FeedbackOutcome]{Result: o, AuditID: e.ID}, nil
+	ref, err := s.ref(e)
+	if err != nil {
+		return Audited[FeedbackOutcome]{}, err
+	}
+	return audited(o, ref), nil
 }

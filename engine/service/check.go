@@ -25,7 +25,7 @@ func Check[W any](ctx context.Context, s *Service, call Call, req engine.Request
 	if err != nil {
 		return zero, err
 	}
-	return Audited[W]{Result: w, AuditID: id}, nil
+	return audited(w, id), nil
 }
 
 // Encoded is an answer together with its JSON form.
@@ -53,15 +53,15 @@ func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.
 	w := wire(res)
 	// &w: a wire form whose AppendJSON has a pointer receiver encodes
 	// itself; encoding/json encodes a pointer as what it points to.
-	sent, audited, err := encodeAnswer(&w)
+	sent, recorded, err := encodeAnswer(&w)
 	if err != nil {
 		return zero, fmt.Errorf("encode answer: %w", err)
 	}
-	id, err := s.append(ctx, call, newCheckRecord(req, audited))
+	id, err := s.append(ctx, call, newCheckRecord(req, recorded))
 	if err != nil {
 		return zero, err
 	}
-	return Audited[Encoded[W]]{Result: Encoded[W]{Value: w, JSON: sent}, AuditID: id}, nil
+	return audited(Encoded[W]{Value: w, JSON: sent}, id), nil
 }
 
 // MedicationList is the input of CheckMany: one patient, several drugs.
@@ -128,5 +128,5 @@ func CheckMany[A any](ctx context.Context, s *Service, call Call, in MedicationL
 	if err != nil {
 		return zero, err
 	}
-	return Audited[A]{Result: a, AuditID: id}, nil
+	return audited(a, id), nil
 }

@@ -23,7 +23,7 @@ func Classify[W any](ctx context.Context, s *Service, call Call, req classify.Re
 	if err != nil {
 		return zero, err
 	}
-	return Audited[W]{Result: w, AuditID: id}, nil
+	return audited(w, id), nil
 }
 
 // Demo classifies a curated demonstration case (found with
@@ -44,5 +44,5 @@ func Demo[W any](ctx context.Context, s *Service, call Call, d classify.DemoCase
 	if err != nil {
 		return zero, err
 	}
-	return Audited[W]{Result: w, AuditID: id}, nil
+	return audited(w, id), nil
 }

@@ -63,7 +63,7 @@ func (b *CSVBatch) closing(st labcsv.Stats, outcome, reason string) closingRecor
 type pendingChunk struct {
 	c    *labcsv.Chunk
 	done chan struct{}
-	id   string
+	ref  Ref
 	err  error
 }
 
@@ -75,7 +75,7 @@ type pendingChunk struct {
 // its audit id once the entry is durable. A release or audit failure stops
 // every later release and is returned. Rows read before a problem are
 // still released in order.
-func (b *CSVBatch) Run(ctx context.Context, r io.Reader, admit func(rows int) error, release func(c *labcsv.Chunk, auditID string) error) (labcsv.Stats, error) {
+func (b *CSVBatch) Run(ctx context.Context, r io.Reader, admit func(rows int) error, release func(c *labcsv.Chunk, ref Ref) error) (labcsv.Stats, error) {
 	queue := make(chan *pendingChunk, csvAuditDepth)
 	releaserDone := make(chan struct{})
 	go func() {
@@ -85,14 +85,14 @@ func (b *CSVBatch) Run(ctx context.Context, r io.Reader, admit func(rows int) er
 			if b.failure() != nil {
 				// Written but not released: the closing entry names it.
 				if p.err == nil {
-					b.chunkIDs = append(b.chunkIDs, p.id)
+					b.chunkIDs = append(b.chunkIDs, p.ref.ID)
 				}
 				continue
 			}
 			err := p.err
 			if err == nil {
-				b.chunkIDs = append(b.chunkIDs, p.id)
-				if err = release(p.c, p.id); err == nil {
+				b.chunkIDs = append(b.chunkIDs, p.ref.ID)
+				if err = release(p.c, p.ref); err == nil {
 					b.released += len(p.c.Rows)
 				}
 			}
@@ -114,7 +114,7 @@ func (b *CSVBatch) Run(ctx context.Context, r io.Reader, admit func(rows int) er
 		p := &pendingChunk{c: c, done: make(chan struct{})}
 		go func() {
 			defer close(p.done)
-			p.id, p.err = b.s.append(ctx, b.call, rec)
+			p.ref, p.err = b.s.append(ctx, b.call, rec)
 		}()
 		select {
 		case queue <- p:
@@ -158,7 +158,7 @@ func (b *CSVBatch) Complete(ctx context.Context, st labcsv.Stats) (Audited[labcs
 	if err != nil {
 		return Audited[labcsv.Stats]{}, err
 	}
-	return Audited[labcsv.Stats]{Result: st, AuditID: id}, nil
+	return audited(st, id), nil
 }
 
 // Abort appends the closing entry of a batch that could not be completed,

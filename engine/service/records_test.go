@@ -139,7 +139,7 @@ func recordKinds(t *testing.T) (map[string]audit.Entry, *service.Service) {
 		labcsv.Options{Wire: func(r engine.Result) any { return releasedOf(r) }})
 	var chunkID string
 	st, err := b.Run(ctx, strings.NewReader(labcsv.Header+"\nclopidogrel,rs4244285,Tamil Nadu,,ACS,p1\ncodeine,not-an-rsid,,,,p2\n"),
-		func(int) error { return nil }, func(_ *labcsv.Chunk, id string) error { chunkID = id; return nil })
+		func(int) error { return nil }, func(_ *labcsv.Chunk, ref service.Ref) error { chunkID = ref.ID; return nil })
 	entry("batch_csv_chunk", chunkID, err)
 	done, err := b.Complete(ctx, st)
 	entry("batch_csv_closing", done.AuditID, err)
@@ -148,7 +148,7 @@ func recordKinds(t *testing.T) (map[string]audit.Entry, *service.Service) {
 	var vcfChunkID string
 	vst, err := v.Run(ctx, vcfOpener(oneSampleVCF), vcfcall.Options{Samples: []string{"S1"}, Drugs: []string{"clopidogrel"},
 		Wire: func(r engine.Result) any { return releasedOf(r) }}, admitAll,
-		func(_ *vcfcall.Chunk, id string) error { vcfChunkID = id; return nil })
+		func(_ *vcfcall.Chunk, ref service.Ref) error { vcfChunkID = ref.ID; return nil })
 	entry("vcf_chunk", vcfChunkID, err)
 	vdone, err := v.Complete(ctx, vst)
 	entry("vcf_closing", vdone.AuditID, err)

@@ -102,5 +102,5 @@ func (s *Service) ReviewView(ctx context.Context, call Call, in ReviewInput) (Au
 	if err != nil {
 		return Audited[ReviewAnswer]{}, err
 	}
-	return Audited[ReviewAnswer]{Result: ans, AuditID: id}, nil
+	return audited(ans, id), nil
 }

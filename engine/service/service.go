@@ -33,11 +33,12 @@ import (
 // Service evaluates requests against the knowledge and audits every answer
 // before it is returned. It is safe for concurrent use.
 type Service struct {
-	kb     *evaluate.Engine
-	log    audit.Appender
-	now    func() time.Time
-	cls    *classify.Classifier
-	clsErr error
+	kb       *evaluate.Engine
+	log      audit.Appender
+	receipts *audit.ReceiptSigner
+	now      func() time.Time
+	cls      *classify.Classifier
+	clsErr   error
 }
 
 // New returns a Service answering from kb and auditing to a. now is the
@@ -45,11 +46,21 @@ type Service struct {
 // kb); when ck is nil or unusable, Classifier reports why and the classify
 // operations fail with that error. The knowledge package loads both
 // (knowledge.Base).
-func New(kb *evaluate.Engine, ck *classify.Knowledge, a audit.Appender, now func() time.Time) *Service {
+func New(kb *evaluate.Engine, ck *classify.Knowledge, a audit.Appender, now func() time.Time, opts ...Option) *Service {
 	s := &Service{kb: kb, log: a, now: now}
+	for _, o := range opts {
+		o(s)
+	}
 	s.cls, s.clsErr = classify.New(kb.Knowledge, ck)
 	return s
 }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithReceipts makes every audited answer carry the signed receipt of its
+// entry (audit.Receipt), signed by rs once the entry is durable.
+func WithReceipts(rs *audit.ReceiptSigner) Option { return func(s *Service) { s.receipts = rs } }
 
 // Knowledge returns the knowledge the service evaluates against.
 func (s *Service) Knowledge() *engine.Knowledge { return s.kb.Knowledge }
@@ -80,29 +91,59 @@ type Call struct {
 }
 
 // Audited is an answer together with the id of the audit entry that
-// records it. Only this package makes one.
+// records it and the entry's signed receipt. Only this package makes one.
 type Audited[T any] struct {
 	Result  T
 	AuditID string
+	// Receipt is the entry's signed receipt (audit.EncodeReceipt form),
+	// "" when the service signs none (WithReceipts).
+	Receipt string
 }
 
-// append appends the audit entry of one answer and returns its id. It is
-// the only place that writes audit entries through the Appender. On
-// failure it returns an error wrapping audit.ErrUnavailable: the answer
-// must not be released.
-func (s *Service) append(ctx context.Context, call Call, rec record) (string, error) {
+// Ref returns the id and receipt of the answer's entry.
+func (a Audited[T]) Ref() Ref { return Ref{ID: a.AuditID, Receipt: a.Receipt} }
+
+// Ref names a stored audit entry: its id and its signed receipt ("" when
+// the service signs none).
+type Ref struct {
+	ID      string
+	Receipt string
+}
+
+// append appends the audit entry of one answer and returns its id and
+// receipt. It is the only place that writes audit entries through the
+// Appender. On failure it returns an error wrapping audit.ErrUnavailable:
+// the answer must not be released.
+func (s *Service) append(ctx context.Context, call Call, rec record) (Ref, error) {
 	e, err := s.entry(call, rec)
 	if err != nil {
-		return "", err
+		return Ref{}, err
 	}
 	stored, err := s.log.Append(ctx, e)
 	if err != nil {
 		// %w twice: a caller that went away (context.Canceled) stays
 		// recognisable, so it is reported as a cancellation rather than
 		// as an audit failure.
-		return "", fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
+		return Ref{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}
-	return stored.ID, nil
+	return s.ref(stored)
+}
+
+// ref signs the receipt of a durable entry.
+func (s *Service) ref(stored audit.Entry) (Ref, error) {
+	if s.receipts == nil {
+		return Ref{ID: stored.ID}, nil
+	}
+	rc, err := s.receipts.Sign(stored)
+	if err != nil {
+		return Ref{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
+	}
+	return Ref{ID: stored.ID, Receipt: rc}, nil
+}
+
+// audited is a result with its entry's id and receipt.
+func audited[T any](v T, r Ref) Audited[T] {
+	return Audited[T]{Result: v, AuditID: r.ID, Receipt: r.Receipt}
 }
 
 // entry builds the audit entry of one answer, ready to append.

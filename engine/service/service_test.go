@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 	"github.com/pgxsafety/pgxsafety/engine/classify"
 	"github.com/pgxsafety/pgxsafety/engine/labcsv"
 	"github.com/pgxsafety/pgxsafety/engine/service"
@@ -26,6 +28,8 @@ type memLog struct {
 	mu      sync.Mutex
 	entries []audit.Entry
 	fail    bool
+	// chain makes it hash entries as a store does.
+	chain bool
 }
 
 func (m *memLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) {
@@ -36,6 +40,13 @@ func (m *memLog) Append(_ context.Context, e audit.Entry) (audit.Entry, error) {
 	}
 	e.Sequence = int64(len(m.entries) + 1)
 	e.ID = "aud_" + string(rune('A'+len(m.entries)%26)) + strings.Repeat("x", len(m.entries)/26)
+	if m.chain {
+		e.PrevHash = audit.GenesisHash
+		if len(m.entries) > 0 {
+			e.PrevHash = m.entries[len(m.entries)-1].EntryHash
+		}
+		e.EntryHash = audit.Hash(e.PrevHash, e)
+	}
 	m.entries = append(m.entries, e)
 	return e, nil
 }
@@ -69,7 +80,7 @@ var call = service.Call{Principal: audit.Principal{Subject: "tester"}, Endpoint:
 // audit id and whether an answer came back.
 type op struct {
 	name string
-	run  func(*service.Service) (id string, answered bool, err error)
+	run  func(*service.Service) (ref service.Ref, answered bool, err error)
 }
 
 func ops(t *testing.T, svc *service.Service, log *memLog) []op {
@@ -79,57 +90,57 @@ func ops(t *testing.T, svc *service.Service, log *memLog) []op {
 	}
 	demo := cls.DemoCases()[0]
 	return []op{
-		{"check", func(s *service.Service) (string, bool, error) {
+		{"check", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.Check(context.Background(), s, call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
 				func(r engine.Result) engine.Result { return r })
-			return a.AuditID, a.Result.Drug != "", err
+			return a.Ref(), a.Result.Drug != "", err
 		}},
-		{"check-encoded", func(s *service.Service) (string, bool, error) {
+		{"check-encoded", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.CheckEncoded(context.Background(), s, call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
 				func(r engine.Result) engine.Result { return r })
-			return a.AuditID, a.Result.Value.Drug != "" && len(a.Result.JSON) > 0, err
+			return a.Ref(), a.Result.Value.Drug != "" && len(a.Result.JSON) > 0, err
 		}},
-		{"check-many", func(s *service.Service) (string, bool, error) {
+		{"check-many", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.CheckMany(context.Background(), s, call,
 				service.MedicationList{Drugs: []string{"clopidogrel", "warfarin"}},
 				func(rs []engine.Result) (int, error) { return len(rs), nil })
-			return a.AuditID, a.Result == 2, err
+			return a.Ref(), a.Result == 2, err
 		}},
-		{"classify", func(s *service.Service) (string, bool, error) {
+		{"classify", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.Classify(context.Background(), s, call, classify.DemoRequest(demo), func(r classify.Result) classify.Result { return r })
-			return a.AuditID, a.Result.Tier != 0, err
+			return a.Ref(), a.Result.Tier != 0, err
 		}},
-		{"demo", func(s *service.Service) (string, bool, error) {
+		{"demo", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.Demo(context.Background(), s, call, demo, func(_ classify.DemoCase, r classify.Result) classify.Result { return r })
-			return a.AuditID, a.Result.Tier != 0, err
+			return a.Ref(), a.Result.Tier != 0, err
 		}},
-		{"review-view", func(s *service.Service) (string, bool, error) {
+		{"review-view", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := s.ReviewView(context.Background(), call, service.ReviewInput{
 				Record:   service.ReviewRecord{Launch: "ehr", Patient: "p1"},
 				Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*2"}},
 				Checks:   []engine.Request{{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}}},
 			})
-			return a.AuditID, len(a.Result.Results) == 1 && a.Result.Results[0].Result != nil, err
+			return a.Ref(), len(a.Result.Results) == 1 && a.Result.Results[0].Result != nil, err
 		}},
-		{"cds-hook", func(s *service.Service) (string, bool, error) {
+		{"cds-hook", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := service.EvaluateHook(context.Background(), s, call, func(chk *service.HookChecker) (service.HookRecord, string, error) {
 				res, err := chk.Check("MedicationRequest/1", "clopidogrel", "text", engine.Request{Drug: "clopidogrel"})
 				return service.HookRecord{Hook: "order-sign"}, res.DrugNormalised, err
 			})
-			return a.AuditID, a.Result != "", err
+			return a.Ref(), a.Result != "", err
 		}},
-		{"feedback", func(s *service.Service) (string, bool, error) {
+		{"feedback", func(s *service.Service) (service.Ref, bool, error) {
 			a, err := s.Feedback(context.Background(), call, service.FeedbackRecord{Service: "x", Feedback: []json.RawMessage{[]byte(`{}`)}, Keys: []string{"k"}},
 				oneNewItem{log}, []service.FeedbackItem{{Key: "k"}})
-			return a.AuditID, a.Result.Stored == 1, err
+			return a.Ref(), a.Result.Stored == 1, err
 		}},
-		{"csv-batch", func(s *service.Service) (string, bool, error) {
+		{"csv-batch", func(s *service.Service) (service.Ref, bool, error) {
 			// NoDigest is ignored: the chunk entry holds each result's digest.
 			b := s.NewCSVBatch(call, service.CSVFile{Name: "a.csv", Format: "json"}, labcsv.Options{Wire: func(r engine.Result) any { return r }, NoDigest: true})
 			released := 0
 			st, err := b.Run(context.Background(), strings.NewReader(labcsv.Header+"\nclopidogrel,rs4244285,,,,p1\n"),
 				func(int) error { return nil },
-				func(c *labcsv.Chunk, id string) error {
+				func(c *labcsv.Chunk, _ service.Ref) error {
 					for _, r := range c.Rows {
 						if strings.HasPrefix(r.ResultDigest, "sha256:") {
 							released++
@@ -138,21 +149,21 @@ func ops(t *testing.T, svc *service.Service, log *memLog) []op {
 					return nil
 				})
 			if err != nil {
-				return "", released > 0, err
+				return service.Ref{}, released > 0, err
 			}
 			a, err := b.Complete(context.Background(), st)
-			return a.AuditID, released == 1 && a.Result.Rows == 1, err
+			return a.Ref(), released == 1 && a.Result.Rows == 1, err
 		}},
-		{"vcf", func(s *service.Service) (string, bool, error) {
+		{"vcf", func(s *service.Service) (service.Ref, bool, error) {
 			v := s.NewVCFCall(call, service.VCFFile{Name: "a.vcf", Format: "json"})
 			released := 0
 			st, err := v.Run(context.Background(), vcfOpener(oneSampleVCF), vcfcall.Options{}, admitAll,
-				func(c *vcfcall.Chunk, id string) error { released += len(c.Samples); return nil })
+				func(c *vcfcall.Chunk, _ service.Ref) error { released += len(c.Samples); return nil })
 			if err != nil {
-				return "", released > 0, err
+				return service.Ref{}, released > 0, err
 			}
 			a, err := v.Complete(context.Background(), st)
-			return a.AuditID, released == 1 && a.Result.Samples == 1, err
+			return a.Ref(), released == 1 && a.Result.Samples == 1, err
 		}},
 	}
 }
@@ -163,7 +174,8 @@ func TestAnswersCarryTheirAuditEntry(t *testing.T) {
 	svc, log := newService(t)
 	for _, o := range ops(t, svc, log) {
 		t.Run(o.name, func(t *testing.T) {
-			id, answered, err := o.run(svc)
+			ref, answered, err := o.run(svc)
+			id := ref.ID
 			if err != nil {
 				t.Fatalf("err = %v", err)
 			}
@@ -185,6 +197,52 @@ func TestAnswersCarryTheirAuditEntry(t *testing.T) {
 	}
 }
 
+// TestAnswersCarryTheirReceipt: with receipts on, every operation's answer
+// carries the receipt of its entry, signed with the log key, naming the
+// entry's id, sequence, hash and time; without them, none.
+func TestAnswersCarryTheirReceipt(t *testing.T) {
+	b, err := knowledge.DefaultBase()
+	if err != nil {
+		t.Fatalf("load knowledge: %v", err)
+	}
+	skey, _, err := tlog.GenerateKey(rand.Reader, "test.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := tlog.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &memLog{chain: true}
+	svc := service.New(b.Evaluator, b.Classifier, log, fixedClock, service.WithReceipts(audit.NewReceiptSigner(key)))
+	for _, o := range ops(t, svc, log) {
+		t.Run(o.name, func(t *testing.T) {
+			ref, _, err := o.run(svc)
+			if err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			e, ok := log.byID(ref.ID)
+			if !ok {
+				t.Fatalf("audit id %q is not in the log", ref.ID)
+			}
+			r, err := audit.OpenReceipt(key.Verifier(), ref.Receipt)
+			if err != nil {
+				t.Fatalf("receipt %q: %v", ref.Receipt, err)
+			}
+			want := audit.Receipt{Origin: "test.example/log", ID: e.ID, Sequence: e.Sequence, EntryHash: e.EntryHash, Time: e.Time}
+			if d := cmp.Diff(want, r); d != "" {
+				t.Errorf("receipt (-want +got):\n%s", d)
+			}
+		})
+	}
+	plain, plainLog := newService(t)
+	for _, o := range ops(t, plain, plainLog)[:1] {
+		if ref, _, _ := o.run(plain); ref.Receipt != "" {
+			t.Errorf("%s: a receipt without a receipt signer", o.name)
+		}
+	}
+}
+
 // TestNoAnswerWithoutAudit: when the log cannot be written, no operation
 // returns an answer, and the error wraps audit.ErrUnavailable.
 func TestNoAnswerWithoutAudit(t *testing.T) {
@@ -192,12 +250,12 @@ func TestNoAnswerWithoutAudit(t *testing.T) {
 	log.fail = true
 	for _, o := range ops(t, svc, log) {
 		t.Run(o.name, func(t *testing.T) {
-			id, answered, err := o.run(svc)
+			ref, answered, err := o.run(svc)
 			if !errors.Is(err, audit.ErrUnavailable) {
 				t.Fatalf("err = %v, want audit.ErrUnavailable", err)
 			}
-			if answered || id != "" {
-				t.Fatalf("answer released without audit (id %q, answered %v)", id, answered)
+			if answered || ref != (service.Ref{}) {
+				t.Fatalf("answer released without audit (ref %+v, answered %v)", ref, answered)
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func (v *VCFCall) closing(st vcfcall.Stats, outcome, reason string) vcfClosingRe
 // with the group and the entry's id. An admit, audit or release failure
 // stops the run and is returned; nothing of a group whose entry failed is
 // released.
-func (v *VCFCall) Run(ctx context.Context, open vcfcall.Opener, opts vcfcall.Options, admit func(samples int) error, release func(c *vcfcall.Chunk, auditID string) error) (vcfcall.Stats, error) {
+func (v *VCFCall) Run(ctx context.Context, open vcfcall.Opener, opts vcfcall.Options, admit func(samples int) error, release func(c *vcfcall.Chunk, ref Ref) error) (vcfcall.Stats, error) {
 	opts.Drugs = v.file.Drugs
 	return vcfcall.Run(ctx, v.s.kb, open, opts, func(c *vcfcall.Chunk) error {
 		if err := admit(len(c.Samples)); err != nil {
@@ -78,7 +78,7 @@ func (v *VCFCall) Run(ctx context.Context, open vcfcall.Opener, opts vcfcall.Opt
 		if err != nil {
 			return err
 		}
-		v.chunkIDs = append(v.chunkIDs, id)
+		v.chunkIDs = append(v.chunkIDs, id.ID)
 		if err := release(c, id); err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (v *VCFCall) Complete(ctx context.Context, st vcfcall.Stats) (Audited[vcfca
 	if err != nil {
 		return Audited[vcfcall.Stats]{}, err
 	}
-	return Audited[vcfcall.Stats]{Result: st, AuditID: id}, nil
+	return audited(st, id), nil
 }
 
 // Abort appends the closing entry of a VCF answer that could not be

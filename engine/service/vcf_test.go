@@ -35,7 +35,8 @@ func TestVCFAuditBeforeRelease(t *testing.T) {
 	v := svc.NewVCFCall(call, service.VCFFile{Name: "three.vcf", Format: "ndjson", Bytes: 9, SHA256: "abc", Samples: []string{"S3", "S1"}})
 	var ids []string
 	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{Samples: []string{"S3", "S1"}, SamplesPerPass: 1}, admitAll,
-		func(c *vcfcall.Chunk, id string) error {
+		func(c *vcfcall.Chunk, ref service.Ref) error {
+			id := ref.ID
 			e, ok := log.byID(id)
 			if !ok {
 				t.Fatalf("group %d released before its entry %q is in the log", c.Index, id)
@@ -97,7 +98,7 @@ func TestVCFStopsAtAuditFailure(t *testing.T) {
 	log.fail = true
 	v := svc.NewVCFCall(call, service.VCFFile{Name: "a.vcf"})
 	_, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{}, admitAll,
-		func(*vcfcall.Chunk, string) error { t.Fatal("released without audit"); return nil })
+		func(*vcfcall.Chunk, service.Ref) error { t.Fatal("released without audit"); return nil })
 	if !errors.Is(err, audit.ErrUnavailable) || v.Released() != 0 {
 		t.Fatalf("err %v, released %d", err, v.Released())
 	}
@@ -108,7 +109,7 @@ func TestVCFStopsAtAuditFailure(t *testing.T) {
 	limited := errors.New("rate limited")
 	before := len(log.entries)
 	_, err = v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{}, func(int) error { return limited },
-		func(*vcfcall.Chunk, string) error { t.Fatal("released without admission"); return nil })
+		func(*vcfcall.Chunk, service.Ref) error { t.Fatal("released without admission"); return nil })
 	if !errors.Is(err, limited) || len(log.entries) != before {
 		t.Fatalf("err %v, %d entries written", err, len(log.entries)-before)
 	}
@@ -117,7 +118,7 @@ func TestVCFStopsAtAuditFailure(t *testing.T) {
 	gone := errors.New("client gone")
 	calls := 0
 	st, err := v.Run(context.Background(), vcfOpener(threeSampleVCF), vcfcall.Options{SamplesPerPass: 1}, admitAll,
-		func(*vcfcall.Chunk, string) error { calls++; return gone })
+		func(*vcfcall.Chunk, service.Ref) error { calls++; return gone })
 	if !errors.Is(err, gone) || calls != 1 || v.Released() != 0 {
 		t.Fatalf("err %v after %d releases (released %d)", err, calls, v.Released())
 	}

@@ -73,6 +73,18 @@ const (
 // RequestIDHeader carries the request id in both directions.
 const RequestIDHeader = "X-Request-ID"
 
+// ReceiptHeader carries the signed receipt of the audit entry of an
+// answer (audit.Receipt, base64): the log's promise that the entry is in
+// it, which proves its omission if it is ever removed.
+const ReceiptHeader = "Pgxsafety-Receipt"
+
+// SetReceipt sets ReceiptHeader on w when receipt is not empty.
+func SetReceipt(w http.ResponseWriter, receipt string) {
+	if receipt != "" {
+		w.Header().Set(ReceiptHeader, receipt)
+	}
+}
+
 // maxRequestIDLen bounds an incoming request id.
 const maxRequestIDLen = 128
 

@@ -49,7 +49,7 @@ type CORS struct {
 }
 
 // corsExposed are the response headers browsers may read.
-const corsExposed = "X-Request-ID, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, WWW-Authenticate"
+const corsExposed = "X-Request-ID, Pgxsafety-Receipt, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, WWW-Authenticate"
 
 // ParseCORSOrigins parses a comma-separated allowlist (the
 // PGXSAFETY_CORS_ORIGINS setting). Each entry must be an http or https

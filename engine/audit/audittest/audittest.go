@@ -100,6 +100,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("RewriteWithRecomputedHashesExposed", func(t *testing.T) { testRewrite(t, h) })
 	t.Run("ForgedRetentionCheckpointRefused", func(t *testing.T) { testForgedRetention(t, h) })
 	t.Run("SkewedClockPurgeRefused", func(t *testing.T) { testSkewedPurge(t, h) })
+	t.Run("ReceiptProvesOmission", func(t *testing.T) { testReceipts(t, h) })
 }
 
 // T0 is the time of Entry(0). It is in the past of any test run, but
