@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgxsafety/pgxsafety/engine/report"
+	"github.com/pgxsafety/pgxsafety/engine/report/reporttest"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 )
 
@@ -94,7 +95,7 @@ func TestEscaping(t *testing.T) {
 	m.FileName = evil + ".vcf"
 	m.Drugs = []string{"clopidogrel" + evil}
 	out := render(t, m, report.Sample{Result: result(t, evil, []vcfcall.GeneResult{g}, clopidogrelCheck(evil)), Digest: "sha256:00", AuditID: evil})
-	checkSelfContained(t, out)
+	reporttest.CheckSelfContained(t, out)
 	if n := strings.Count(out, "&lt;script&gt;"); n < 8 {
 		t.Errorf("the evil text appears escaped %d times, want it in every place it was put (sample, file, drug, message, recommendation, reason, herb, source, audit id)", n)
 	}
@@ -106,12 +107,12 @@ func TestEscaping(t *testing.T) {
 func TestSelfContained(t *testing.T) {
 	out := render(t, meta, report.Sample{Result: result(t, "S1", []vcfcall.GeneResult{called, review}, clopidogrelCheck("")), Digest: "sha256:00", AuditID: "aud_1"},
 		report.Sample{Result: result(t, "S2", []vcfcall.GeneResult{called}), Digest: "sha256:01", AuditID: "aud_1"})
-	checkSelfContained(t, out)
-	style := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindAllStringSubmatch(out, -1)
+	reporttest.CheckSelfContained(t, out)
+	style := reporttest.Styles(out)
 	if len(style) != 1 {
 		t.Fatalf("%d style elements, want 1", len(style))
 	}
-	sum := sha256.Sum256([]byte(style[0][1]))
+	sum := sha256.Sum256([]byte(style[0]))
 	if want := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; report.StyleHash != want {
 		t.Errorf("StyleHash %s, the style element hashes to %s", report.StyleHash, want)
 	}
@@ -123,42 +124,6 @@ func TestSelfContained(t *testing.T) {
 	}
 	if !strings.Contains(out, "@page{size:A4") {
 		t.Error("no A4 page rule")
-	}
-}
-
-// checkSelfContained fails when the document could run or fetch anything.
-func checkSelfContained(t *testing.T, out string) {
-	t.Helper()
-	lower := strings.ToLower(out)
-	// Every tag (html/template quotes every attribute value with "), its
-	// name and its attributes' names.
-	tags := regexp.MustCompile(`<([a-z][a-z0-9]*)((?:\s+[a-z-]+(?:="[^"]*")?)*)\s*>`).FindAllStringSubmatch(lower, -1)
-	if len(tags) < 20 {
-		t.Fatalf("only %d tags found: the scanner does not read the document", len(tags))
-	}
-	attr := regexp.MustCompile(`\s([a-z-]+)(?:="[^"]*")?`)
-	allowed := map[string]bool{"html": true, "head": true, "meta": true, "title": true, "style": true, "body": true,
-		"section": true, "header": true, "h1": true, "h2": true, "h3": true, "h4": true, "table": true, "caption": true,
-		"thead": true, "tbody": true, "tr": true, "th": true, "td": true, "p": true, "ul": true, "ol": true, "li": true,
-		"strong": true, "em": true, "span": true, "code": true, "br": true, "article": true, "div": true}
-	for _, tag := range tags {
-		if !allowed[tag[1]] {
-			t.Errorf("the report holds a <%s> element", tag[1])
-		}
-		for _, a := range attr.FindAllStringSubmatch(tag[2], -1) {
-			if n := a[1]; n == "src" || n == "href" || n == "action" || n == "srcset" || n == "http-equiv" || strings.HasPrefix(n, "on") {
-				t.Errorf("the report holds a tag that fetches or runs: %s", tag[0])
-			}
-		}
-	}
-	// Nothing else looks like a tag: every other < is escaped.
-	if n := strings.Count(lower, "<"); n != len(tags)+strings.Count(lower, "</")+strings.Count(lower, "<!doctype") {
-		t.Errorf("%d '<' but %d tags read: something the scanner cannot read is in the document", n, len(tags))
-	}
-	for _, style := range regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindAllStringSubmatch(lower, -1) {
-		if strings.Contains(style[1], "url(") || strings.Contains(style[1], "@import") {
-			t.Error("the style sheet fetches a resource")
-		}
 	}
 }
 
@@ -182,25 +147,23 @@ func TestReviewGenes(t *testing.T) {
 		t.Fatal("no review box")
 	}
 	for gene, w := range want {
-		row := regexp.MustCompile(`(?s)<tr class="[a-z]+" data-gene="` + gene + `" data-state="([^"]*)">(.*?)</tr>`).FindStringSubmatch(text)
-		if row == nil || row[1] != w.label {
-			t.Errorf("%s row: %v, want state %q", gene, row, w.label)
+		state, cells, ok := reporttest.GeneRow(out, "S1", gene)
+		if !ok || state != w.label {
+			t.Errorf("%s row: state %q (%v), want %q", gene, state, ok, w.label)
 			continue
 		}
-		if strings.Contains(row[2], "*1/*1") || strings.Contains(row[2], "Normal") {
-			t.Errorf("%s row shows a reading though the gene is in review: %s", gene, row[2])
+		if strings.Contains(cells, "*1/*1") || strings.Contains(cells, "Normal") {
+			t.Errorf("%s row shows a reading though the gene is in review: %s", gene, cells)
 		}
-		detail := regexp.MustCompile(`(?s)<div class="gene review" data-gene="` + gene + `">(.*?)</div>`).FindStringSubmatch(text)
-		if detail == nil || !strings.Contains(detail[1], w.reason) {
-			t.Errorf("%s: the reason %q is not in its review entry %v", gene, w.reason, detail)
+		if entry, ok := reporttest.ReviewEntry(out, "S1", gene); !ok || !strings.Contains(entry, w.reason) {
+			t.Errorf("%s: the reason %q is not in its review entry %q", gene, w.reason, entry)
 		}
 		if !strings.Contains(" "+box[1]+" ", " "+gene+" ") {
 			t.Errorf("%s is not in the review box %q", gene, box[1])
 		}
 	}
-	row := regexp.MustCompile(`(?s)<tr class="called" data-gene="CYP2C19" data-state="called">(.*?)</tr>`).FindStringSubmatch(text)
-	if row == nil || !strings.Contains(row[1], "*2/*2") || !strings.Contains(row[1], "Poor Metabolizer") {
-		t.Errorf("CYP2C19 row %v", row)
+	if state, cells, _ := reporttest.GeneRow(out, "S1", "CYP2C19"); state != "called" || !strings.Contains(cells, "*2/*2") || !strings.Contains(cells, "Poor Metabolizer") {
+		t.Errorf("CYP2C19 row %q %q", state, cells)
 	}
 	if !strings.Contains(text, "Untested alleles (1; ") || !strings.Contains(text, "*35") {
 		t.Error("the called gene's untested allele is not shown")
