@@ -17,6 +17,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/report"
 	"github.com/pgxsafety/pgxsafety/engine/report/reporttest"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
 // reportDrugs are checked in the report tests: efavirenz reads the
@@ -177,5 +178,10 @@ func TestVCFReportNegotiation(t *testing.T) {
 		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != want {
 			t.Errorf("Accept %q: %d %q, want %s", accept, rec.Code, rec.Header().Get("Content-Type"), want)
 		}
+	}
+	// The OpenAPI document names the report's media type.
+	doc := openAPIDoc(t, newFullServer(t))
+	if s, err := responseSchema(doc, "/pgx/vcf", http.MethodPost, http.StatusOK, pgxapi.HTMLContentType); err != nil || s["type"] != "string" {
+		t.Errorf("OpenAPI: %v %v", s, err)
 	}
 }
