@@ -2,10 +2,8 @@ package pgxapi
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -21,21 +19,7 @@ const HTMLContentType = "text/html"
 // wantsHTML reports whether Accept asks for the lab report: it names
 // text/html with a non-zero q. (application/x-ndjson, when also named,
 // wins: it is checked first.)
-func wantsHTML(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != HTMLContentType {
-			continue
-		}
-		if q, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(q, 64); err == nil && f <= 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+func wantsHTML(accept string) bool { return accepts(accept, HTMLContentType) }
 
 // finishReport writes the lab report: its head, the samples rendered (from
 // their audited results) as they were released, and the run record with
