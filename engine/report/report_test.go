@@ -21,7 +21,7 @@ var meta = report.Meta{Origin: "POST /pgx/vcf", RequestID: "req-1", FileName: "l
 
 // result is a sample answer in the shape vcfcall writes, with one check in
 // the REST wire form.
-func result(t *testing.T, sample string, genes []vcfcall.GeneResult, checks ...map[string]any) []byte {
+func result(t testing.TB, sample string, genes []vcfcall.GeneResult, checks ...map[string]any) []byte {
 	t.Helper()
 	var cs []map[string]any
 	for _, c := range checks {
