@@ -116,10 +116,14 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 
 // wantsNDJSON reports whether the Accept header asks for NDJSON (with a
 // non-zero quality).
-func wantsNDJSON(accept string) bool {
+func wantsNDJSON(accept string) bool { return accepts(accept, NDJSONContentType) }
+
+// accepts reports whether the Accept header names the media type mt with
+// a non-zero q.
+func accepts(accept, mt string) bool {
 	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != NDJSONContentType {
+		got, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || got != mt {
 			continue
 		}
 		if q, ok := params["q"]; ok {

@@ -22,6 +22,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/outside"
+	"github.com/pgxsafety/pgxsafety/engine/report"
 	"github.com/pgxsafety/pgxsafety/engine/service"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -328,6 +329,11 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
+	if !stream && wantsHTML(r.Header.Get("Accept")) {
+		format = "html"
+		v.report = &report.Meta{Origin: VCFEndpoint, RequestID: v.call.RequestID, FileName: form.fileName,
+			Drugs: form.drugs, KnowledgeVersion: s.kb.Version.Label, Generated: s.svc.Now()}
+	}
 	v.op = s.svc.NewVCFCall(v.call, service.VCFFile{Name: form.fileName, Format: format, Bytes: form.bytes,
 		SHA256: form.sha256, Samples: form.samples, Drugs: form.drugs, OutsideCalls: form.outsideFiles})
 	v.file = vcfFileInfo{Name: form.fileName, Bytes: form.bytes, SHA256: form.sha256}
@@ -376,6 +382,9 @@ type vcfAnswer struct {
 	released int
 	spill    *spillBuffer
 	buf      []byte
+	// report is set when the answer is the lab report (Accept: text/html):
+	// each released sample is rendered from its audited result into spill.
+	report *report.Meta
 }
 
 // vcfFileInfo describes the uploaded file in the answer.
@@ -439,6 +448,11 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, ref service.Ref) error {
 			v.buf = append(v.buf, '\n')
 			if _, err := v.w.Write(v.buf); err != nil {
 				return &clientGone{err}
+			}
+		} else if v.report != nil {
+			s := report.Sample{Result: c.Samples[i].Result, Digest: c.Samples[i].ResultDigest, AuditID: auditID}
+			if err := report.WriteSample(v.spill, *v.report, v.released, s); err != nil {
+				return fmt.Errorf("vcf: buffer results: %w", err)
 			}
 		} else {
 			if v.released > 0 {
@@ -506,6 +520,9 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 	if v.stream {
 		v.startStream() // a file whose requested samples are none still gets its summary
 		env.Kind = "summary"
+	}
+	if v.report != nil {
+		return v.finishReport(closing)
 	}
 	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, closing.Receipt, "samples", "vcf")
 }

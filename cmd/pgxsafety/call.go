@@ -21,7 +21,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson|html] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -46,7 +46,10 @@ gene's outside call replaces the VCF's reading of that gene for its
 sample, and the drug checks use it. A file naming no sample needs a VCF of
 one sample. An HLA typing (OptiType,
 HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
-drug checks; none is read as negative.`
+drug checks; none is read as negative. --format html writes the lab
+report: one self-contained HTML document, a section (a printed page or
+more) per sample with its genes, the drugs checked, the Indian context,
+the sources and a signature block, then a run record (docs/report.md).`
 
 // maxOutsideCallBytes bounds one --outside-calls file.
 const maxOutsideCallBytes = 16 << 20
@@ -63,14 +66,14 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
 	var (
 		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
-		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
+		format  = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) or html (the lab report: one document, a section per sample)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 		minGQ   = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
 		minDP   = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
 		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
 		fileSum = fs.Bool("file-sha256", false, "with an index, also read the whole file to give its SHA-256 (a file read whole always gives it)")
 	)
-	name, err := parseOneFile(fs, args, "call", "VCF", format)
+	name, err := parseOneFile(fs, args, "call", "VCF", format, "html")
 	if err != nil {
 		return err
 	}
@@ -115,7 +118,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	w := &callWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
+	var w callOutput = &callWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
+	if *format == "html" {
+		w = newHTMLCallWriter(bufio.NewWriterSize(out, 1<<20), name, drugs, kb.Version.Label)
+	}
 	prog := newCallProgress(stderr, st.Size())
 	var sum hash.Hash // the SHA-256 of the file, taken on the first reading
 	open := func() (io.ReadCloser, error) {
@@ -254,6 +260,14 @@ func (h hashingFile) Read(p []byte) (int, error) {
 }
 
 func (h hashingFile) Close() error { return h.f.Close() }
+
+// callOutput writes the results of a call in one format.
+type callOutput interface {
+	begin()
+	samples(*vcfcall.Chunk) error
+	end(vcfcall.Stats, callFile)
+	commit(cmd string, commit func() error, abort func()) error
+}
 
 // callWriter writes the results as one JSON document or as NDJSON.
 type callWriter struct{ streamWriter }

@@ -198,6 +198,32 @@ func TestNoSMARTLinksWithoutEHRs(t *testing.T) {
 	}
 }
 
+// headlessChromium starts headless Chromium (at path) for the test, with
+// a fresh profile and no background traffic, and returns a browser tab's
+// context, ended after 90 s or with the test.
+func headlessChromium(t *testing.T, path string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+	}, extra...)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
 // chromium finds Debian's Chromium (or another Chrome) on PATH.
 func chromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
@@ -224,25 +250,7 @@ func TestReviewInBrowser(t *testing.T) {
 	}
 	e := newSMARTEnv(t, true)
 	e.ehr.AppContext = `{"hookInstance":"e2e","cardUuid":"e2e-card","drug":"clopidogrel"}`
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1600),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := headlessChromium(t, path, chromedp.WindowSize(1280, 1600))
 
 	launch := e.public + smart.PathLaunch + "?" + url.Values{"iss": {e.ehr.ISS()}, "launch": {"e2e-launch"}}.Encode()
 	row := chromedp.CSS(`article[data-drug="clopidogrel"]`)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,8 +87,9 @@ func (s *streamWriter) commit(cmd string, commit func() error, abort func()) err
 
 // parseOneFile parses the flags of cmd, which takes exactly one file
 // (what names its kind in the usage error) and a --format of json or
-// ndjson, and returns the file's name.
-func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string) (string, error) {
+// ndjson (or one of more, the formats this command also writes), and
+// returns the file's name.
+func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string, more ...string) (string, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,8 +101,9 @@ func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *str
 		fs.Usage()
 		return "", usageError("%s: exactly one %s file is required, got %d arguments", cmd, what, len(pos))
 	}
-	if *format != "json" && *format != "ndjson" {
-		return "", usageError("%s: --format must be json or ndjson, got %q", cmd, *format)
+	formats := append([]string{"json", "ndjson"}, more...)
+	if !slices.Contains(formats, *format) {
+		return "", usageError("%s: --format must be %s, got %q", cmd, orList(formats), *format)
 	}
 	return pos[0], nil
 }
@@ -189,4 +192,12 @@ func (p *progressDisplay) done() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// orList writes "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
