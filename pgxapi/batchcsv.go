@@ -116,10 +116,14 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 
 // wantsNDJSON reports whether the Accept header asks for NDJSON (with a
 // non-zero quality).
-func wantsNDJSON(accept string) bool {
+func wantsNDJSON(accept string) bool { return acceptsMediaType(accept, NDJSONContentType) }
+
+// acceptsMediaType reports whether the Accept header names the media type
+// want with a quality above zero.
+func acceptsMediaType(accept, want string) bool {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != NDJSONContentType {
+		if err != nil || mt != want {
 			continue
 		}
 		if q, ok := params["q"]; ok {

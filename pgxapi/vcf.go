@@ -264,7 +264,13 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	}
 	stream := wantsNDJSON(r.Header.Get("Accept"))
 	format := answerFormat(stream)
-	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream,
+	// The calls table (callstsv.go) is asked for by Accept; NDJSON wins
+	// when both are accepted.
+	tsv := !stream && acceptsMediaType(r.Header.Get("Accept"), TSVContentType)
+	if tsv {
+		format = "tsv"
+	}
+	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, tsv: tsv,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
 	v.op = s.svc.NewVCFCall(v.call, service.VCFFile{Name: form.fileName, Format: format, Bytes: form.bytes,
@@ -301,6 +307,7 @@ type vcfAnswer struct {
 	call   service.Call
 	op     *service.VCFCall
 	stream bool
+	tsv    bool // the calls table, buffered like the JSON document
 	drugs  []string
 	file   vcfFileInfo
 	stats  vcfcall.Stats
@@ -368,6 +375,11 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
 			if _, err := v.w.Write(v.buf); err != nil {
 				return &clientGone{err}
 			}
+		} else if v.tsv {
+			v.buf = AppendCallsTSV(v.buf, &c.Samples[i], v.s.kb.Version.Label, auditID)
+			if _, err := v.spill.Write(v.buf); err != nil {
+				return fmt.Errorf("vcf: buffer results: %w", err)
+			}
 		} else {
 			if v.released > 0 {
 				v.buf = append(v.buf, ',')
@@ -433,7 +445,31 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		v.startStream() // a file whose requested samples are none still gets its summary
 		env.Kind = "summary"
 	}
+	if v.tsv {
+		return v.finishTSV(closing.AuditID)
+	}
 	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, "samples", "vcf")
+}
+
+// finishTSV writes the calls table: the header line, then the buffered
+// rows (each naming the group entry that audited it); X-Audit-Log-ID names
+// the closing entry, as the JSON envelope's audit_log_id does.
+func (v *vcfAnswer) finishTSV(closingID string) error {
+	head := AppendCallsTSVHeader(nil)
+	h := v.w.Header()
+	h.Set("Content-Type", TSVContentType+"; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Audit-Log-ID", closingID)
+	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+v.spill.Len(), 10))
+	v.w.WriteHeader(http.StatusOK)
+	if _, err := v.w.Write(head); err != nil {
+		return nil // the client has gone
+	}
+	if _, err := v.spill.WriteTo(v.w); err != nil {
+		httpx.Logger(v.ctx).Info("vcf: results not delivered", zap.Error(err))
+	}
+	return nil
 }
 
 // vcfNDJSONError is the last line of an NDJSON answer that could not be

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,9 +86,9 @@ func (s *streamWriter) commit(cmd string, commit func() error, abort func()) err
 }
 
 // parseOneFile parses the flags of cmd, which takes exactly one file
-// (what names its kind in the usage error) and a --format of json or
-// ndjson, and returns the file's name.
-func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string) (string, error) {
+// (what names its kind in the usage error) and a --format of json,
+// ndjson or one of extra, and returns the file's name.
+func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string, extra ...string) (string, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,8 +100,9 @@ func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *str
 		fs.Usage()
 		return "", usageError("%s: exactly one %s file is required, got %d arguments", cmd, what, len(pos))
 	}
-	if *format != "json" && *format != "ndjson" {
-		return "", usageError("%s: --format must be json or ndjson, got %q", cmd, *format)
+	formats := append([]string{"json", "ndjson"}, extra...)
+	if !slices.Contains(formats, *format) {
+		return "", usageError("%s: --format must be %s, got %q", cmd, strings.Join(formats, " or "), *format)
 	}
 	return pos[0], nil
 }

@@ -129,6 +129,9 @@ type Sample struct {
 	// is "sha256:" and the hex SHA-256 of exactly these bytes.
 	Result       []byte
 	ResultDigest string
+	// Answer is the SampleResult that Result encodes (for writers of other
+	// formats: the calls table).
+	Answer *SampleResult
 	// GenesCalled and GenesForReview count the genes called and those
 	// whose input could not be fully interpreted.
 	GenesCalled    int
@@ -575,7 +578,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 		return Sample{}, fmt.Errorf("vcfcall: encode the result of sample %q: %w", name, err)
 	}
 	sum := sha256.Sum256(b)
-	s.Result, s.ResultDigest = b, "sha256:"+hex.EncodeToString(sum[:])
+	s.Result, s.ResultDigest, s.Answer = b, "sha256:"+hex.EncodeToString(sum[:]), &res
 	return s, nil
 }
 
