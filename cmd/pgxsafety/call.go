@@ -53,7 +53,8 @@ drug checks; none is read as negative.
 a review, positions not called, untested alleles), its columns named as
 in PharmCAT's calls-only TSV where they mean the same (docs/workflows.md);
 it has no drug checks (--drug is refused with it). --per-sample DIR also
-writes each sample's answer to DIR/SAMPLE.json. --samples (a comma-
+writes each sample's answer to a file of its own, DIR/SAMPLE.json
+(--per-sample-format json, the default). --samples (a comma-
 separated list) and --samples-file (one name a line) add to --sample.
 --chunk K/N answers only part K of N of the samples asked for (default
 every sample), cut in the file's column order into contiguous parts whose
@@ -79,7 +80,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		format      = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) or tsv (the calls table)")
 		chunk       = fs.String("chunk", "", "answer only part K of N of the samples (K/N; for workflows)")
 		samplesFile = fs.String("samples-file", "", "call only the samples named in FILE, one a line (adds to --sample)")
-		perSample   = fs.String("per-sample", "", "also write each sample's answer to DIR/SAMPLE.json")
+		perSample   = fs.String("per-sample", "", "also write each sample's answer to a file of its own in DIR")
+		perFormat   = fs.String("per-sample-format", "json", "the format of the --per-sample files: json")
 		perPass     = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 		minGQ       = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
 		minDP       = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
@@ -109,6 +111,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if samples == nil {
 			samples = listFlag{} // an empty file asks for no sample
 		}
+	}
+	if *perFormat != "json" {
+		return usageError("call: --per-sample-format must be json, got %q", *perFormat)
 	}
 	var part chunkSpec
 	if *chunk != "" {

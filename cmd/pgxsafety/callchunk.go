@@ -163,7 +163,8 @@ func (t *tsvCallWriter) commit(cmd string, commit func() error, abort func()) er
 
 // perSampleWriter writes each sample's answer to a file of its own in dir
 // (--per-sample DIR): SAMPLE.json, the answer as one JSON document with
-// the knowledge version. The files are written in a temporary directory
+// the API and knowledge versions (and no index, which would depend on the
+// chunking). The files are written in a temporary directory
 // inside dir and moved into place only when the run completes.
 type perSampleWriter struct {
 	dir, tmp string
@@ -210,10 +211,10 @@ func (p *perSampleWriter) samples(ch *vcfcall.Chunk) error {
 			return fmt.Errorf("--per-sample: samples %q and %q would both be written to %s", other, smp.Name, name)
 		}
 		p.names[name] = smp.Name
-		// The head's members, then the sample's without its opening brace.
-		n := len(p.head) + 1
-		p.buf = pgxapi.AppendVCFSampleJSON(append(append(p.buf[:0], p.head...), ','), smp, "", "")
-		p.buf = append(append(p.buf[:n], p.buf[n+1:]...), '\n')
+		// The head's members, then the sample's answer without its opening
+		// brace. No index: a sample's position depends on the chunking.
+		p.buf = append(append(append(p.buf[:0], p.head...), ','), smp.Result[1:]...)
+		p.buf = append(p.buf, '\n')
 		if err := os.WriteFile(filepath.Join(p.tmp, name), p.buf, 0o644); err != nil {
 			return fmt.Errorf("--per-sample: %w", err)
 		}
