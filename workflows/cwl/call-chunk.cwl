@@ -60,6 +60,11 @@ inputs:
     inputBinding:
       position: 13
       prefix: --min-dp
+  samples_per_pass:
+    type: int?
+    inputBinding:
+      position: 14
+      prefix: --samples-per-pass
 outputs:
   table:
     type: File

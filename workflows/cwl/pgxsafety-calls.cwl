@@ -38,6 +38,9 @@ inputs:
   min_dp:
     type: int?
     doc: Read depth below which a position is a no-call (pgxsafety call --min-dp).
+  samples_per_pass:
+    type: int?
+    doc: Samples called per reading of the file in a job (pgxsafety call --samples-per-pass; memory grows with it).
 
 outputs:
   calls_table:
@@ -66,6 +69,7 @@ steps:
       per_sample_format: per_sample_format
       min_gq: min_gq
       min_dp: min_dp
+      samples_per_pass: samples_per_pass
     out: [table, per_sample]
   gather:
     run: gather.cwl
