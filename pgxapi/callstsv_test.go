@@ -119,6 +119,19 @@ func TestVCFCallsTSVGolden(t *testing.T) {
 		t.Errorf("closing entry does not name the tsv format: %s", entries[1].Request)
 	}
 
+	// Drug checks are not in the table: asking for both is refused before
+	// anything is audited.
+	before := len(entries)
+	drec := ts.postVCF(t, "text/tab-separated-values", vcfFile("NA18855.g.vcf.gz", data), formPart{name: "drug", data: []byte("codeine")})
+	if drec.Code != http.StatusUnprocessableEntity || !strings.Contains(drec.Body.String(), `"name":"drug"`) {
+		t.Errorf("drug with the calls table: %d %s", drec.Code, drec.Body)
+	}
+	n := 0
+	_ = ts.store.Entries(context.Background(), 0, func(audit.Entry) error { n++; return nil })
+	if n != before {
+		t.Errorf("the refusal wrote %d audit entries", n-before)
+	}
+
 	// The same file as JSON: the table says what the JSON says.
 	jrec := ts.postVCF(t, "", vcfFile("NA18855.g.vcf.gz", data))
 	var doc vcfAnswer

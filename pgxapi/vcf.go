@@ -269,6 +269,10 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	tsv := !stream && acceptsMediaType(r.Header.Get("Accept"), TSVContentType)
 	if tsv {
 		format = "tsv"
+		if len(form.drugs) > 0 {
+			return &engine.ValidationError{Fields: []engine.FieldError{{Field: "drug",
+				Reason: "the calls table (Accept: text/tab-separated-values) has no drug checks: ask for application/json or application/x-ndjson to check drugs"}}}
+		}
 	}
 	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, tsv: tsv,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
