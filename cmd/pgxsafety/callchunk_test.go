@@ -147,3 +147,44 @@ func TestCallChunkRefusals(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseChunk: a --chunk value is refused or names part K of N with
+// 1 <= K <= N; for any number of samples, parts 1…N are contiguous, cover
+// every sample once and differ in size by at most one.
+func FuzzParseChunk(f *testing.F) {
+	for _, s := range []string{"1/1", "3/10", "10/10", "0/3", "4/3", "3", "/", "1/0", " 2 / 5 ", "-1/2", "1/1000001", "999999/1000000"} {
+		f.Add(s, uint16(37))
+	}
+	f.Fuzz(func(t *testing.T, v string, samples uint16) {
+		c, err := parseChunk(v)
+		if err != nil {
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("%q: %v is not a usage error", v, err)
+			}
+			return
+		}
+		if c.k < 1 || c.k > c.n || c.n > maxChunks {
+			t.Fatalf("%q read as %d/%d", v, c.k, c.n)
+		}
+		m := int(samples)
+		lo, hi := c.bounds(m)
+		if lo < 0 || hi > m || lo > hi {
+			t.Fatalf("%q of %d samples: [%d, %d)", v, m, lo, hi)
+		}
+		if c.n > 64 {
+			return // the whole partition is checked below for small N
+		}
+		next, minSize, maxSize := 0, m, 0
+		for k := 1; k <= c.n; k++ {
+			a, b := chunkSpec{k, c.n}.bounds(m)
+			if a != next {
+				t.Fatalf("%d/%d of %d samples starts at %d, want %d", k, c.n, m, a, next)
+			}
+			next = b
+			minSize, maxSize = min(minSize, b-a), max(maxSize, b-a)
+		}
+		if next != m || maxSize-minSize > 1 {
+			t.Fatalf("%d parts of %d samples: end %d, sizes %d..%d", c.n, m, next, minSize, maxSize)
+		}
+	})
+}
