@@ -96,11 +96,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError("call: --format tsv is the calls table, without drug checks: leave out --drug, or use json or ndjson")
 	}
 	for _, l := range sampleLists {
-		for _, s := range strings.Split(l, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				samples = append(samples, s)
-			}
-		}
+		samples = append(samples, splitList(l)...)
 	}
 	if *samplesFile != "" {
 		listed, err := readSamplesFile(*samplesFile)

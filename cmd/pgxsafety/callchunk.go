@@ -105,11 +105,7 @@ func chunkSamples(path string, asked []string, c chunkSpec) ([]string, error) {
 		}
 		for _, s := range asked {
 			if want[s] {
-				list := all
-				if len(list) > 10 {
-					list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
-				}
-				return nil, &vcfcall.SampleError{Name: s, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+				return nil, vcfcall.NoSuchSample(s, all)
 			}
 		}
 	}

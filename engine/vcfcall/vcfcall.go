@@ -117,6 +117,16 @@ type SampleError struct {
 	Reason string
 }
 
+// NoSuchSample is the refusal of a sample asked for that the file, whose
+// samples are all, does not hold (the first ten of them are named).
+func NoSuchSample(name string, all []string) *SampleError {
+	list := all
+	if len(list) > 10 {
+		list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
+	}
+	return &SampleError{Name: name, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+}
+
 // Error names the sample.
 func (e *SampleError) Error() string { return fmt.Sprintf("sample %q: %s", e.Name, e.Reason) }
 
@@ -472,11 +482,7 @@ func (r *run) start(rd *vcf.Reader) error {
 	}
 	for _, s := range r.opt.Samples {
 		if !have[s] {
-			list := all
-			if len(list) > 10 {
-				list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
-			}
-			return &SampleError{Name: s, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+			return NoSuchSample(s, all)
 		}
 	}
 	r.selected = len(r.want)
