@@ -102,7 +102,8 @@ func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *str
 	}
 	formats := append([]string{"json", "ndjson"}, extra...)
 	if !slices.Contains(formats, *format) {
-		return "", usageError("%s: --format must be %s, got %q", cmd, strings.Join(formats, " or "), *format)
+		list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
+		return "", usageError("%s: --format must be %s, got %q", cmd, list, *format)
 	}
 	return pos[0], nil
 }
