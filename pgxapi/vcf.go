@@ -326,10 +326,20 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	}
 	stream := wantsNDJSON(r.Header.Get("Accept"))
 	format := answerFormat(stream)
-	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream,
+	// The calls table (callstsv.go) and the lab report (vcfreport.go) are
+	// asked for by Accept; NDJSON wins, then the calls table, then the report.
+	tsv := !stream && accepts(r.Header.Get("Accept"), TSVContentType)
+	if tsv {
+		format = "tsv"
+		if len(form.drugs) > 0 {
+			return &engine.ValidationError{Fields: []engine.FieldError{{Field: "drug",
+				Reason: "the calls table (Accept: text/tab-separated-values) has no drug checks: ask for application/json or application/x-ndjson to check drugs"}}}
+		}
+	}
+	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, tsv: tsv,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
-	if !stream && wantsHTML(r.Header.Get("Accept")) {
+	if !stream && !tsv && wantsHTML(r.Header.Get("Accept")) {
 		format = "html"
 		v.report = &report.Meta{Origin: VCFEndpoint, RequestID: v.call.RequestID, FileName: form.fileName,
 			Drugs: form.drugs, KnowledgeVersion: s.kb.Version.Label, Generated: s.svc.Now()}
@@ -372,6 +382,7 @@ type vcfAnswer struct {
 	call   service.Call
 	op     *service.VCFCall
 	stream bool
+	tsv    bool // the calls table, buffered like the JSON document
 	drugs  []string
 	file   vcfFileInfo
 	stats  vcfcall.Stats
@@ -454,6 +465,11 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, ref service.Ref) error {
 			if err := report.WriteSample(v.spill, *v.report, v.released, s); err != nil {
 				return fmt.Errorf("vcf: buffer results: %w", err)
 			}
+		} else if v.tsv {
+			v.buf = AppendCallsTSV(v.buf, &c.Samples[i], v.s.kb.Version.Label, auditID)
+			if _, err := v.spill.Write(v.buf); err != nil {
+				return fmt.Errorf("vcf: buffer results: %w", err)
+			}
 		} else {
 			if v.released > 0 {
 				v.buf = append(v.buf, ',')
@@ -521,10 +537,35 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		v.startStream() // a file whose requested samples are none still gets its summary
 		env.Kind = "summary"
 	}
-	if v.report != nil {
+	switch {
+	case v.report != nil:
 		return v.finishReport(closing)
+	case v.tsv:
+		return v.finishTSV(closing)
 	}
 	return finishStreamed(v.ctx, v.w, v.rc, v.spill, v.stream, env, closing.Receipt, "samples", "vcf")
+}
+
+// finishTSV writes the calls table: the header line, then the buffered
+// rows (each naming the group entry that audited it); X-Audit-Log-ID names
+// the closing entry, as the JSON envelope's audit_log_id does.
+func (v *vcfAnswer) finishTSV(closing service.Audited[vcfcall.Stats]) error {
+	head := AppendCallsTSVHeader(nil)
+	h := v.w.Header()
+	httpx.SetReceipt(v.w, closing.Receipt)
+	h.Set("Content-Type", TSVContentType+"; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Audit-Log-ID", closing.AuditID)
+	h.Set("Content-Length", strconv.FormatInt(int64(len(head))+v.spill.Len(), 10))
+	v.w.WriteHeader(http.StatusOK)
+	if _, err := v.w.Write(head); err != nil {
+		return nil // the client has gone
+	}
+	if _, err := v.spill.WriteTo(v.w); err != nil {
+		httpx.Logger(v.ctx).Info("vcf: results not delivered", zap.Error(err))
+	}
+	return nil
 }
 
 // vcfNDJSONError is the last line of an NDJSON answer that could not be

@@ -21,7 +21,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson|html] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--samples S1,S2] [--samples-file FILE] [--chunk K/N] [--drug D]... [--out FILE] [--format json|ndjson|html|tsv] [--per-sample DIR] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -49,7 +49,20 @@ HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
 drug checks; none is read as negative. --format html writes the lab
 report: one self-contained HTML document, a section (a printed page or
 more) per sample with its genes, the drugs checked, the Indian context,
-the sources and a signature block, then a run record (docs/report.md).`
+the sources and a signature block, then a run record (docs/report.md).
+
+--format tsv writes the calls table: one row per sample and gene
+(diplotype, phenotype, activity score, interpretation and the reason for
+a review, positions not called, untested alleles), its columns named as
+in PharmCAT's calls-only TSV where they mean the same (docs/workflows.md);
+it has no drug checks (--drug is refused with it). --per-sample DIR also
+writes each sample's answer to a file of its own, DIR/SAMPLE.json
+(--per-sample-format json, the default). --samples (a comma-
+separated list) and --samples-file (one name a line) add to --sample.
+--chunk K/N answers only part K of N of the samples asked for (default
+every sample), cut in the file's column order into contiguous parts whose
+sizes differ by at most one; the parts' outputs, concatenated in order,
+are the whole run's (the calls table's header is in part 1 only).`
 
 // maxOutsideCallBytes bounds one --outside-calls file.
 const maxOutsideCallBytes = 16 << 20
@@ -60,22 +73,52 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var samples, drugs, outsideFiles listFlag
+	var samples, drugs, outsideFiles, sampleLists listFlag
 	fs.Var(&outsideFiles, "outside-calls", "merge the calls of this caller output (repeatable): PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx, PyPGx results.zip, OptiType, HLA*LA, arcasHLA")
 	fs.Var(&samples, "sample", "call only this sample (repeatable; default every sample)")
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
+	fs.Var(&sampleLists, "samples", "call only these samples: a comma-separated list (repeatable; adds to --sample)")
 	var (
-		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
-		format  = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) or html (the lab report: one document, a section per sample)")
-		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
-		minGQ   = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
-		minDP   = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
-		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
-		fileSum = fs.Bool("file-sha256", false, "with an index, also read the whole file to give its SHA-256 (a file read whole always gives it)")
+		outPath     = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
+		format      = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) html (the lab report: one document, a section per sample) or tsv (the calls table)")
+		chunk       = fs.String("chunk", "", "answer only part K of N of the samples (K/N; for workflows)")
+		samplesFile = fs.String("samples-file", "", "call only the samples named in FILE, one a line (adds to --sample)")
+		perSample   = fs.String("per-sample", "", "also write each sample's answer to a file of its own in DIR")
+		perFormat   = fs.String("per-sample-format", "json", "the format of the --per-sample files: json")
+		perPass     = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
+		minGQ       = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
+		minDP       = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
+		index       = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
+		fileSum     = fs.Bool("file-sha256", false, "with an index, also read the whole file to give its SHA-256 (a file read whole always gives it)")
 	)
-	name, err := parseOneFile(fs, args, "call", "VCF", format, "html")
+	name, err := parseOneFile(fs, args, "call", "VCF", format, "html", "tsv")
 	if err != nil {
 		return err
+	}
+	if *format == "tsv" && len(drugs) > 0 {
+		return usageError("call: --format tsv is the calls table, without drug checks: leave out --drug, or use json or ndjson")
+	}
+	for _, l := range sampleLists {
+		samples = append(samples, splitList(l)...)
+	}
+	if *samplesFile != "" {
+		listed, err := readSamplesFile(*samplesFile)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, listed...)
+		if samples == nil {
+			samples = listFlag{} // an empty file asks for no sample
+		}
+	}
+	if *perFormat != "json" {
+		return usageError("call: --per-sample-format must be json, got %q", *perFormat)
+	}
+	var part chunkSpec
+	if *chunk != "" {
+		if part, err = parseChunk(*chunk); err != nil {
+			return err
+		}
 	}
 	if *perPass < 0 {
 		return usageError("call: --samples-per-pass must not be negative")
@@ -114,13 +157,46 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if part.n > 0 {
+		chunkNames, err := chunkSamples(path, samples, part)
+		if err != nil {
+			return callError(name, err)
+		}
+		samples = chunkNames
+	}
 	out, commit, abort, err := openBatchOutput(*outPath, stdout)
 	if err != nil {
 		return err
 	}
-	var w callOutput = &callWriter{streamWriter{w: bufio.NewWriterSize(out, 1<<20), ndjson: *format == "ndjson", kb: kb}}
-	if *format == "html" {
-		w = newHTMLCallWriter(bufio.NewWriterSize(out, 1<<20), name, drugs, kb.Version.Label)
+	bw := bufio.NewWriterSize(out, 1<<20)
+	var w callOutput = &callWriter{streamWriter{w: bw, ndjson: *format == "ndjson", kb: kb}}
+	switch *format {
+	case "tsv":
+		w = &tsvCallWriter{w: bw, header: part.k <= 1, version: kb.Version.Label}
+	case "html":
+		w = newHTMLCallWriter(bw, name, drugs, kb.Version.Label)
+	}
+	emit := w.samples
+	if *perSample != "" {
+		ps, err := newPerSampleWriter(*perSample, kb.Version.Label)
+		if err != nil {
+			abort()
+			return err
+		}
+		defer ps.abort()
+		emit = func(ch *vcfcall.Chunk) error {
+			if err := ps.samples(ch); err != nil {
+				return err
+			}
+			return w.samples(ch)
+		}
+		commitOut := commit
+		commit = func() error {
+			if err := ps.commit(); err != nil {
+				return err
+			}
+			return commitOut()
+		}
 	}
 	prog := newCallProgress(stderr, st.Size())
 	var sum hash.Hash // the SHA-256 of the file, taken on the first reading
@@ -159,7 +235,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		open = func() (io.ReadCloser, error) { return os.Open(path) }
 	}
 	w.begin()
-	stats, err := vcfcall.Run(ctx, kb, open, opts, w.samples)
+	stats, err := vcfcall.Run(ctx, kb, open, opts, emit)
 	prog.done()
 	if waitHash != nil {
 		h, herr := waitHash()

@@ -17,7 +17,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-func runArgs(t *testing.T, args ...string) (stdout, stderr string, err error) {
+func runArgs(t testing.TB, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	err = run(context.Background(), args, &out, &errOut)

@@ -117,6 +117,16 @@ type SampleError struct {
 	Reason string
 }
 
+// NoSuchSample is the refusal of a sample asked for that the file, whose
+// samples are all, does not hold (the first ten of them are named).
+func NoSuchSample(name string, all []string) *SampleError {
+	list := all
+	if len(list) > 10 {
+		list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
+	}
+	return &SampleError{Name: name, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+}
+
 // Error names the sample.
 func (e *SampleError) Error() string { return fmt.Sprintf("sample %q: %s", e.Name, e.Reason) }
 
@@ -129,6 +139,9 @@ type Sample struct {
 	// is "sha256:" and the hex SHA-256 of exactly these bytes.
 	Result       []byte
 	ResultDigest string
+	// Answer is the SampleResult that Result encodes (for writers of other
+	// formats: the calls table).
+	Answer *SampleResult
 	// GenesCalled and GenesForReview count the genes called and those
 	// whose input could not be fully interpreted.
 	GenesCalled    int
@@ -469,11 +482,7 @@ func (r *run) start(rd *vcf.Reader) error {
 	}
 	for _, s := range r.opt.Samples {
 		if !have[s] {
-			list := all
-			if len(list) > 10 {
-				list = append(list[:10:10], fmt.Sprintf("… %d more", len(all)-10))
-			}
-			return &SampleError{Name: s, Reason: "the file has no such sample (its samples: " + strings.Join(list, ", ") + ")"}
+			return NoSuchSample(s, all)
 		}
 	}
 	r.selected = len(r.want)
@@ -575,7 +584,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 		return Sample{}, fmt.Errorf("vcfcall: encode the result of sample %q: %w", name, err)
 	}
 	sum := sha256.Sum256(b)
-	s.Result, s.ResultDigest = b, "sha256:"+hex.EncodeToString(sum[:])
+	s.Result, s.ResultDigest, s.Answer = b, "sha256:"+hex.EncodeToString(sum[:]), &res
 	return s, nil
 }
 
