@@ -655,7 +655,7 @@ func (k *Caller) readCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested b
 			for _, d := range kept {
 				gg.Diplotypes = append(gg.Diplotypes, Diplotype{Alleles: d.Alleles, Call: d.Call})
 			}
-			gg.Partial = !tested
+			gg.Partial = !tested && len(gc.MissingPositions) > 0
 			return gg
 		}
 		gg.Uncallable = "could not interpret — review: " + strings.Join(review, "; ")
@@ -669,7 +669,10 @@ func (k *Caller) readCall(g *engine.Gene, gc *GeneCall, ro *requestObs, tested b
 		gg.Uncallable = "could not interpret — review: no " + g.Symbol + " diplotype"
 		return gg
 	}
-	if !tested {
+	// Not listed as tested: the positions not reported are unknown. When
+	// every definition position was reported (a gVCF's calls, a complete
+	// panel), none is unknown and the call is not partial.
+	if !tested && len(gc.MissingPositions) > 0 {
 		gg.Partial = true
 		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
 			"%s positions not reported are unknown (not assumed reference): a variant there would change the call", g.Symbol))
