@@ -21,7 +21,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--drug D]... [--out FILE] [--format json|ndjson|fhir] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -44,7 +44,8 @@ dedicated caller (a PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx,
 PyPGx results.zip, OptiType, HLA*LA, arcasHLA; at most 16 MiB each): a
 gene's outside call replaces the VCF's reading of that gene for its
 sample, and the drug checks use it. A file naming no sample needs a VCF of
-one sample. An HLA typing (OptiType,
+one sample. --format fhir writes a FHIR R4 Bundle (collection) holding,
+per sample, a Genomics Reporting IG transaction Bundle (docs/fhir-output.md). An HLA typing (OptiType,
 HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
 drug checks; none is read as negative.`
 
@@ -63,14 +64,14 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&drugs, "drug", "check this drug for every sample (repeatable)")
 	var (
 		outPath = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
-		format  = fs.String("format", "json", "json (one document) or ndjson (one line per sample, then a summary line)")
+		format  = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) or fhir (a FHIR Bundle of one Genomics Reporting Bundle per sample)")
 		perPass = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 		minGQ   = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
 		minDP   = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
 		index   = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
 		fileSum = fs.Bool("file-sha256", false, "with an index, also read the whole file to give its SHA-256 (a file read whole always gives it)")
 	)
-	name, err := parseOneFile(fs, args, "call", "VCF", format)
+	name, err := parseOneFile(fs, args, "call", "VCF", format, "fhir")
 	if err != nil {
 		return err
 	}
@@ -152,8 +153,16 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		open = func() (io.ReadCloser, error) { return os.Open(path) }
 	}
-	w.begin()
-	stats, err := vcfcall.Run(ctx, kb, open, opts, w.samples)
+	emit := w.samples
+	var fw *fhirCallWriter
+	if *format == "fhir" {
+		fw = &fhirCallWriter{w: w.w, kb: kb, file: filepath.Base(name)}
+		emit = fw.samples
+		fw.begin()
+	} else {
+		w.begin()
+	}
+	stats, err := vcfcall.Run(ctx, kb, open, opts, emit)
 	prog.done()
 	if waitHash != nil {
 		h, herr := waitHash()
@@ -173,7 +182,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if idx != nil {
 		file.ReadByRegion = &callRegionRead{Index: filepath.Base(idx.path), IndexSHA256: idx.sha256, BytesRead: stats.BytesRead}
 	}
-	w.end(stats, file)
+	if fw != nil {
+		fw.end()
+	} else {
+		w.end(stats, file)
+	}
 	if err := w.commit("call", commit, abort); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +88,7 @@ func (s *streamWriter) commit(cmd string, commit func() error, abort func()) err
 // parseOneFile parses the flags of cmd, which takes exactly one file
 // (what names its kind in the usage error) and a --format of json or
 // ndjson, and returns the file's name.
-func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string) (string, error) {
+func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *string, extraFormats ...string) (string, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,8 +100,8 @@ func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *str
 		fs.Usage()
 		return "", usageError("%s: exactly one %s file is required, got %d arguments", cmd, what, len(pos))
 	}
-	if *format != "json" && *format != "ndjson" {
-		return "", usageError("%s: --format must be json or ndjson, got %q", cmd, *format)
+	if *format != "json" && *format != "ndjson" && !slices.Contains(extraFormats, *format) {
+		return "", usageError("%s: --format must be one of %s, got %q", cmd, strings.Join(append([]string{"json", "ndjson"}, extraFormats...), ", "), *format)
 	}
 	return pos[0], nil
 }
