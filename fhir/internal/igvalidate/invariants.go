@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Invariants evaluates the FHIRPath invariants collected by Check for
@@ -23,13 +24,31 @@ func Invariants(dir string, targets []*Target) (errs, warnings []Problem, err er
 		Tasks     []InvariantTask  `json:"tasks"`
 		Resources []map[string]any `json:"resources"`
 	}
+	// tasks[i] are the instances answered by in.Tasks[slot[i]]: an
+	// invariant that does not look at the whole resource (%resource,
+	// %rootResource) is evaluated once per distinct element value.
 	var tasks []*InvariantTask
+	var slot []int
+	seen := map[string]int{}
 	for i, t := range targets {
 		in.Resources = append(in.Resources, t.Resource)
 		for j := range t.tasks {
-			t.tasks[j].Resource = i
-			in.Tasks = append(in.Tasks, t.tasks[j])
-			tasks = append(tasks, &t.tasks[j])
+			tk := &t.tasks[j]
+			tk.Resource = i
+			key := ""
+			if !strings.Contains(tk.Expression, "%") {
+				nb, _ := json.Marshal(tk.Node)
+				key = tk.Base + "\x00" + tk.Expression + "\x00" + string(nb)
+				if k, ok := seen[key]; ok {
+					tasks, slot = append(tasks, tk), append(slot, k)
+					continue
+				}
+			}
+			if key != "" {
+				seen[key] = len(in.Tasks)
+			}
+			tasks, slot = append(tasks, tk), append(slot, len(in.Tasks))
+			in.Tasks = append(in.Tasks, *tk)
 		}
 	}
 	if len(tasks) == 0 {
@@ -51,14 +70,14 @@ func Invariants(dir string, targets []*Target) (errs, warnings []Problem, err er
 		Value string `json:"value"`
 		Error string `json:"error"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(tasks) {
-		return nil, nil, fmt.Errorf("igvalidate: node answered %d results for %d invariants (%v)", len(out), len(tasks), err)
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(in.Tasks) {
+		return nil, nil, fmt.Errorf("igvalidate: node answered %d results for %d invariants (%v)", len(out), len(in.Tasks), err)
 	}
-	for i, r := range out {
+	for i, t := range tasks {
+		r := out[slot[i]]
 		if r.OK {
 			continue
 		}
-		t := tasks[i]
 		msg := fmt.Sprintf("invariant %s does not hold: %s (result %s)", t.Key, t.Expression, r.Value)
 		if r.Error != "" {
 			msg = fmt.Sprintf("invariant %s could not be evaluated: %s", t.Key, r.Error)

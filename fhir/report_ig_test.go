@@ -1,0 +1,135 @@
+package fhir_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
+	"github.com/pgxsafety/pgxsafety/fhir"
+	"github.com/pgxsafety/pgxsafety/fhir/internal/igvalidate"
+	"github.com/pgxsafety/pgxsafety/pgxapi"
+)
+
+// reportDrugs are checked for every sample whose Bundle is validated:
+// drugs of the genes the VCFs call (a confirmed finding gives a
+// Medication Recommendation, a gene in review an implication naming it).
+var reportDrugs = []string{"codeine", "clopidogrel", "warfarin", "simvastatin", "fluorouracil"}
+
+var reportTime = time.Date(2025, 6, 1, 8, 30, 0, 0, time.UTC)
+
+// sampleBundles calls every sample of the VCF at path with reportDrugs and
+// returns each sample's Bundle (JSON), keyed "file sample".
+func sampleBundles(t testing.TB, path, name string) map[string]json.RawMessage {
+	t.Helper()
+	out := map[string]json.RawMessage{}
+	open := func() (io.ReadCloser, error) { return os.Open(path) }
+	_, err := vcfcall.Run(context.Background(), kb, open, vcfcall.Options{Drugs: reportDrugs, Wire: pgxapi.WireResult}, func(c *vcfcall.Chunk) error {
+		for _, s := range c.Samples {
+			r, err := fhir.SampleReportFromJSON(s.Result)
+			if err != nil {
+				return err
+			}
+			b, err := fhir.BuildGenomicsBundle(r, fhir.ReportMeta{AuditID: "test-audit-1", RequestID: "req-1",
+				KnowledgeVersion: kb.Version.Label, Issued: reportTime, Source: "test " + name})
+			if err != nil {
+				return err
+			}
+			out[name+" "+s.Name] = b
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+// TestReportBundlesValidate: every resource of the Bundle of every
+// GeT-RM development sample and of every sample of the PharmCAT test VCFs
+// the reader accepts parses as R4 (google/fhir, with its validation) and
+// passes the IG 3.0.0 profiles it claims (igvalidate: cardinalities,
+// patterns, bindings, slicing, invariants): 0 errors. Every Observation,
+// DiagnosticReport and Task must claim one of the profiles.
+func TestReportBundlesValidate(t *testing.T) {
+	ps, err := igvalidate.Load(filepath.Join("internal", "igvalidate", "testdata", "ig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := igvalidate.New(ps)
+	files := map[string]string{}
+	getrm, _ := filepath.Glob(filepath.Join(datapacktest.Path(t, "pgx", "getrm-dev"), "*.g.vcf.gz"))
+	for _, f := range getrm {
+		files["getrm-dev/"+filepath.Base(f)] = f
+	}
+	refused := datapacktest.PharmCATRefused(t)
+	root := datapacktest.PharmCATTestVCFs(t)
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".vcf") || strings.HasSuffix(p, ".vcf.bgz") || strings.HasSuffix(p, ".vcf.gz")) {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if _, ok := refused[filepath.ToSlash(rel)]; !ok {
+			files["pharmcat/"+filepath.ToSlash(rel)] = p
+		}
+		return nil
+	})
+	if len(getrm) < 8 || len(files) < 100 {
+		t.Fatalf("%d GeT-RM samples and %d files in all: the data pack is incomplete", len(getrm), len(files))
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var targets []*igvalidate.Target
+	counts := map[string]int{}
+	bundles := 0
+	start := time.Now()
+	for _, n := range names {
+		for key, b := range sampleBundles(t, files[n], n) {
+			bundles++
+			if err := fhir.StrictR4(b); err != nil {
+				t.Errorf("%s: %v", key, err)
+			}
+			es, err := igvalidate.Entries(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				counts[e.Resource["resourceType"].(string)]++
+			}
+			probs, ts, _ := v.CheckSet(es, "Observation", "DiagnosticReport", "Task")
+			for _, p := range probs {
+				t.Errorf("%s: %s", key, p)
+			}
+			for _, tg := range ts {
+				tg.Name = key + " " + tg.Name
+			}
+			targets = append(targets, ts...)
+		}
+	}
+	t.Logf("called and checked without invariants in %v", time.Since(start))
+	start = time.Now()
+	errs, warns, err := igvalidate.Invariants(filepath.Join("internal", "igvalidate", "testdata"), targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("invariants in %v", time.Since(start))
+	for _, p := range errs {
+		t.Error(p)
+	}
+	warned := map[string]int{}
+	for _, w := range warns {
+		warned[w.Rule]++
+	}
+	t.Logf("%d files, %d sample Bundles, resources %v, %d checked against a profile; invariant warnings by key %v; required bindings not checkable: %v",
+		len(files), bundles, counts, len(targets), warned, v.UncheckedList())
+}
