@@ -130,6 +130,12 @@ type ReportCitation struct {
 	URL           string `json:"url"`
 }
 
+// Interpretations of a gene call on the wire (vcfcall.Interpretation*).
+const (
+	interpretationReview      = "could not interpret — review"
+	interpretationProvisional = "provisional — copy-number evidence needed"
+)
+
 // Alert categories on the wire.
 const (
 	categoryConfirmed = "genotype-confirmed"
@@ -272,9 +278,11 @@ const (
 
 func stateOf(g ReportGene) geneState {
 	switch {
+	case g.NeedsReview || g.Interpretation == interpretationReview || g.Interpretation == interpretationProvisional:
+		return geneReview
 	case g.Status == "no_data" || g.Status == "not_called":
 		return geneNotTested
-	case g.NeedsReview || g.Interpretation != "called" || len(g.Diplotypes) == 0:
+	case g.Interpretation != "called" || len(g.Diplotypes) == 0:
 		return geneReview
 	}
 	return geneCalled

@@ -303,6 +303,9 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if wantsFHIR(r.Header.Get("Accept")) {
+		return s.checkFHIR(w, res.Result.JSON, res.AuditID, call.RequestID)
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	// The answer's bytes are the ones its audit entry records: encoded
 	// once, by the service.

@@ -69,6 +69,7 @@ type vcfForm struct {
 	sha256   string
 	drugs    []string
 	samples  []string
+	format   string // the "format" part: "" or "fhir"
 }
 
 func vcfTooLarge(maxBytes int64) error {
@@ -148,9 +149,18 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 				problems = append(problems, engine.FieldError{Field: field, Reason: fmt.Sprintf("must be UTF-8 text of at most %d bytes", vcfMaxFieldBytes)})
 			}
 			*list = append(*list, v)
+		case "format":
+			v, err := readField(part)
+			if err != nil {
+				return form, err
+			}
+			if v != "json" && v != "fhir" {
+				problems = append(problems, engine.FieldError{Field: "format", Reason: "must be json or fhir"})
+			}
+			form.format = v
 		default:
 			problems = append(problems, engine.FieldError{Field: safeFieldName(name),
-				Reason: "is not a field of this endpoint (the fields are file, drug and sample)"})
+				Reason: "is not a field of this endpoint (the fields are file, drug, sample and format)"})
 		}
 	}
 	if form.path == "" {
@@ -262,9 +272,13 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stream := wantsNDJSON(r.Header.Get("Accept"))
+	asFHIR := form.format == "fhir" || (form.format == "" && wantsFHIR(r.Header.Get("Accept")))
+	stream := !asFHIR && wantsNDJSON(r.Header.Get("Accept"))
 	format := answerFormat(stream)
-	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream,
+	if asFHIR {
+		format = "fhir"
+	}
+	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, fhir: asFHIR,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
 	v.op = s.svc.NewVCFCall(v.call, service.VCFFile{Name: form.fileName, Format: format, Bytes: form.bytes,
@@ -301,6 +315,7 @@ type vcfAnswer struct {
 	call   service.Call
 	op     *service.VCFCall
 	stream bool
+	fhir   bool // answer with a FHIR collection Bundle (fhirout.go)
 	drugs  []string
 	file   vcfFileInfo
 	stats  vcfcall.Stats
@@ -372,7 +387,14 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, auditID string) error {
 			if v.released > 0 {
 				v.buf = append(v.buf, ',')
 			}
-			v.buf = AppendVCFSampleJSON(v.buf, &c.Samples[i], auditID, "")
+			if v.fhir {
+				var err error
+				if v.buf, err = v.vcfSampleFHIR(v.buf, &c.Samples[i], auditID); err != nil {
+					return err
+				}
+			} else {
+				v.buf = AppendVCFSampleJSON(v.buf, &c.Samples[i], auditID, "")
+			}
 			if _, err := v.spill.Write(v.buf); err != nil {
 				return fmt.Errorf("vcf: buffer results: %w", err)
 			}
@@ -428,6 +450,9 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		Records:           st.Records,
 		RecordsUsed:       st.RecordsUsed,
 		Warnings:          nonNilStrings(st.Warnings),
+	}
+	if v.fhir {
+		return v.finishFHIR(closing.AuditID)
 	}
 	if v.stream {
 		v.startStream() // a file whose requested samples are none still gets its summary

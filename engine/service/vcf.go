@@ -28,7 +28,7 @@ type VCFCall struct {
 // entry.
 type VCFFile struct {
 	Name string
-	// Format is the answer's format: "json" or "ndjson".
+	// Format is the answer's format: "json", "ndjson" or "fhir" (a FHIR rendering of the same audited sample results).
 	Format string
 	Bytes  int64
 	SHA256 string
