@@ -133,3 +133,43 @@ func TestReportBundlesValidate(t *testing.T) {
 	t.Logf("%d files, %d sample Bundles, resources %v, %d checked against a profile; invariant warnings by key %v; required bindings not checkable: %v",
 		len(files), bundles, counts, len(targets), warned, v.UncheckedList())
 }
+
+// TestReportReadBack: the Bundle of each GeT-RM development sample, read
+// back as a CDS prefetch would be (fhir.Resources, ReadGenomics), gives
+// every called gene with one diplotype as that diplotype, and every gene
+// in review as present but not interpreted — never as a diplotype. (The
+// CDS Hooks card round trip is not done yet.)
+func TestReportReadBack(t *testing.T) {
+	getrm, _ := filepath.Glob(filepath.Join(datapacktest.Path(t, "pgx", "getrm-dev"), "*.g.vcf.gz"))
+	if len(getrm) < 8 {
+		t.Fatalf("%d GeT-RM samples", len(getrm))
+	}
+	for _, f := range getrm {
+		for key, b := range sampleBundles(t, f, filepath.Base(f)) {
+			var rep fhir.SampleReport
+			open := func() (io.ReadCloser, error) { return os.Open(f) }
+			_, _ = vcfcall.Run(context.Background(), kb, open, vcfcall.Options{}, func(c *vcfcall.Chunk) error {
+				r, err := fhir.SampleReportFromJSON(c.Samples[0].Result)
+				rep = r
+				return err
+			})
+			raws, err := fhir.Resources(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := mapper.ReadGenomics(raws, "", key)
+			for _, gene := range rep.Genes {
+				got, read := g.Diplotypes[gene.Gene]
+				review := gene.NeedsReview || gene.Interpretation != "called"
+				switch {
+				case review && read:
+					t.Errorf("%s %s: in review, read back as the diplotype %q", key, gene.Gene, got)
+				case review && gene.Status != "no_data" && len(g.UninterpretedFor(gene.Gene)) == 0:
+					t.Errorf("%s %s: in review, not read back as present but not interpreted", key, gene.Gene)
+				case !review && len(gene.Diplotypes) == 1 && got == "":
+					t.Errorf("%s %s: called %s, not read back (%v)", key, gene.Gene, gene.Diplotypes[0].Diplotype, g.UninterpretedFor(gene.Gene))
+				}
+			}
+		}
+	}
+}
