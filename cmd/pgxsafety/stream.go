@@ -101,7 +101,8 @@ func parseOneFile(fs *flag.FlagSet, args []string, cmd, what string, format *str
 		return "", usageError("%s: exactly one %s file is required, got %d arguments", cmd, what, len(pos))
 	}
 	if *format != "json" && *format != "ndjson" && !slices.Contains(extraFormats, *format) {
-		return "", usageError("%s: --format must be one of %s, got %q", cmd, strings.Join(append([]string{"json", "ndjson"}, extraFormats...), ", "), *format)
+		all := append([]string{"json", "ndjson"}, extraFormats...)
+		return "", usageError("%s: --format must be %s or %s, got %q", cmd, strings.Join(all[:len(all)-1], ", "), all[len(all)-1], *format)
 	}
 	return pos[0], nil
 }
