@@ -340,7 +340,14 @@ func BuildGenomicsBundle(r SampleReport, meta ReportMeta) (json.RawMessage, erro
 		}
 		for ai, a := range c.Result.Alerts {
 			ref := genotypeRef[a.Gene]
-			if a.Gene == "" || ref == "" {
+			if a.Gene == "" {
+				continue
+			}
+			if ref == "" || a.Category != categoryConfirmed {
+				// Not a finding from the patient's genotype (a review, a
+				// gene without a result): said in the report, with no
+				// implication a reader could take for an interpretation.
+				checkNotes = append(checkNotes, fmt.Sprintf("%s, %s (%s): %s", firstNonEmpty(a.Drug, c.Drug), a.Gene, strings.ToLower(a.Severity), firstNonEmpty(a.Action, a.Message)))
 				continue
 			}
 			im := b.implication(c, ai, a, ref, genotypeRef)
@@ -527,11 +534,23 @@ func (b *bundleBuilder) genotype(g ReportGene, st geneState) (string, []string) 
 			}
 		}
 	case geneReview:
-		obs["valueCodeableConcept"] = textConcept(ReviewValue)
 		obs["interpretation"] = []any{textConcept("needs review")}
 		comps = append(comps, conclusionComponent(g.Gene+": "+firstNonEmpty(g.Summary, ReviewValue)))
-		if len(g.Diplotypes) > 0 {
-			notes = append(notes, "Not a genotype to act on as normal; the positions read would give "+readingOf(g)+".")
+		if actionable(g) {
+			// The engine keeps a reading beside a review only when it is
+			// actionable (never one that could read as normal): it is the
+			// value, so a reader acts on it, and the review is said.
+			var names []string
+			for _, d := range g.Diplotypes {
+				names = append(names, d.Diplotype)
+			}
+			obs["valueCodeableConcept"] = textConcept(strings.Join(names, " or "))
+			notes = append(notes, "Needs review; the actionable reading "+readingOf(g)+" is kept beside the review.")
+		} else {
+			obs["valueCodeableConcept"] = textConcept(ReviewValue)
+			if len(g.Diplotypes) > 0 {
+				notes = append(notes, "Not a genotype to act on as normal; the positions read would give "+readingOf(g)+".")
+			}
 		}
 	}
 	obs["component"] = comps
@@ -552,6 +571,20 @@ func (b *bundleBuilder) genotype(g ReportGene, st geneState) (string, []string) 
 		obs["derivedFrom"] = refsOf(haps)
 	}
 	return b.add("genotype/"+g.Gene, obs), haps
+}
+
+// actionable reports whether a gene in review carries a reading beside
+// the review: every diplotype with a phenotype.
+func actionable(g ReportGene) bool {
+	if len(g.Diplotypes) == 0 {
+		return false
+	}
+	for _, d := range g.Diplotypes {
+		if d.Phenotype == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func clipList(xs []string, n int) string {
