@@ -21,18 +21,18 @@ import (
 
 // IG profile canonicals and codes used by the report.
 const (
-	ProfileGenomicReport           = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genomic-report"
-	ProfileGenotype                = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genotype"
-	ProfileHaplotype               = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/haplotype"
-	ProfileTherapeuticImplication  = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication"
-	ProfileMedicationRecommendaton = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/medication-recommendation"
-	extGenomicReportNote           = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genomic-report-note"
-	extRelatedArtifact             = "http://hl7.org/fhir/StructureDefinition/workflow-relatedArtifact"
-	systemObsCategory              = "http://terminology.hl7.org/CodeSystem/observation-category"
-	systemPharmGKBLevel            = "http://hl7.org/fhir/uv/genomics-reporting/CodeSystem/pharmgkb-evidence-level-custom-cs"
-	loincGeneticReport             = "51969-4" // Genetic analysis report
-	loincEvidenceLevel             = "93044-6" // Level of evidence
-	tbdConclusion                  = "conclusion-string"
+	ProfileGenomicReport            = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genomic-report"
+	ProfileGenotype                 = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genotype"
+	ProfileHaplotype                = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/haplotype"
+	ProfileTherapeuticImplication   = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/therapeutic-implication"
+	ProfileMedicationRecommendation = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/medication-recommendation"
+	extGenomicReportNote            = "http://hl7.org/fhir/uv/genomics-reporting/StructureDefinition/genomic-report-note"
+	extRelatedArtifact              = "http://hl7.org/fhir/StructureDefinition/workflow-relatedArtifact"
+	systemObsCategory               = "http://terminology.hl7.org/CodeSystem/observation-category"
+	systemPharmGKBLevel             = "http://hl7.org/fhir/uv/genomics-reporting/CodeSystem/pharmgkb-evidence-level-custom-cs"
+	loincGeneticReport              = "51969-4" // Genetic analysis report
+	loincEvidenceLevel              = "93044-6" // Level of evidence
+	tbdConclusion                   = "conclusion-string"
 )
 
 // MediaTypeFHIRJSON is the media type of FHIR JSON.
@@ -683,7 +683,7 @@ func (b *bundleBuilder) task(c ReportCheck, a ReportAlert, implication string) m
 	}
 	return map[string]any{
 		"resourceType":    "Task",
-		"meta":            map[string]any{"profile": []any{ProfileMedicationRecommendaton}},
+		"meta":            map[string]any{"profile": []any{ProfileMedicationRecommendation}},
 		"status":          "requested",
 		"intent":          "proposal",
 		"description":     drug + ": " + desc,

@@ -25,22 +25,6 @@ func load(t testing.TB) *Validator {
 	return New(ps)
 }
 
-// validate checks raw fully (structure rules and invariants) and returns
-// the errors and how many resources were checked against a profile.
-func validate(t testing.TB, v *Validator, raw []byte) ([]Problem, int) {
-	t.Helper()
-	es, err := Entries(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probs, targets, n := v.CheckSet(es)
-	errs, _, err := Invariants("testdata", targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(probs, errs...), n
-}
-
 // TestIGExamplesPass: every example of the IG package that claims one of
 // the profiles passes the validator.
 func TestIGExamplesPass(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 )
 
@@ -30,6 +31,20 @@ func Invariants(dir string, targets []*Target) (errs, warnings []Problem, err er
 	var tasks []*InvariantTask
 	var slot []int
 	seen := map[string]int{}
+	encoded := map[uintptr][]byte{} // a node's JSON, by the map or slice behind it
+	nodeJSON := func(n any) []byte {
+		rv := reflect.ValueOf(n)
+		if k := rv.Kind(); k == reflect.Map || k == reflect.Slice {
+			if b, ok := encoded[rv.Pointer()]; ok {
+				return b
+			}
+			b, _ := json.Marshal(n)
+			encoded[rv.Pointer()] = b
+			return b
+		}
+		b, _ := json.Marshal(n)
+		return b
+	}
 	for i, t := range targets {
 		in.Resources = append(in.Resources, t.Resource)
 		for j := range t.tasks {
@@ -37,8 +52,7 @@ func Invariants(dir string, targets []*Target) (errs, warnings []Problem, err er
 			tk.Resource = i
 			key := ""
 			if !strings.Contains(tk.Expression, "%") {
-				nb, _ := json.Marshal(tk.Node)
-				key = tk.Base + "\x00" + tk.Expression + "\x00" + string(nb)
+				key = tk.Base + "\x00" + tk.Expression + "\x00" + string(nodeJSON(tk.Node))
 				if k, ok := seen[key]; ok {
 					tasks, slot = append(tasks, tk), append(slot, k)
 					continue
