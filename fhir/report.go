@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 )
 
 // The Genomics Reporting IG 3.0.0 output (docs/fhir-output.md): one
@@ -43,34 +45,11 @@ const MediaTypeFHIRJSON = "application/fhir+json"
 // checks) or, for POST /pgx/check, a single check (see CheckReport). Only
 // the fields the report uses are decoded; names are the interface spec's.
 type SampleReport struct {
-	Sample   string           `json:"sample"`
-	Genes    []ReportGene     `json:"genes"`
-	Warnings []string         `json:"warnings"`
-	Checks   []ReportCheck    `json:"checks"`
-	Calls    []ReportGenotype `json:"-"`
-}
-
-// ReportGene is one gene's call (vcfcall.GeneResult on the wire).
-type ReportGene struct {
-	Gene             string            `json:"gene"`
-	Status           string            `json:"status"`
-	Interpretation   string            `json:"interpretation"`
-	Summary          string            `json:"summary"`
-	Diplotypes       []ReportDiplotype `json:"diplotypes"`
-	Phased           bool              `json:"phased"`
-	MissingPositions []string          `json:"missing_positions"`
-	UntestedAlleles  []string          `json:"untested_alleles"`
-	NeedsReview      bool              `json:"needs_review"`
-	Uninterpreted    []string          `json:"uninterpreted"`
-	Notes            []string          `json:"notes"`
-}
-
-// ReportDiplotype is one diplotype of a gene call.
-type ReportDiplotype struct {
-	Diplotype     string   `json:"diplotype"`
-	Alleles       []string `json:"alleles"`
-	Phenotype     string   `json:"phenotype"`
-	ActivityScore string   `json:"activity_score"`
+	Sample   string               `json:"sample"`
+	Genes    []vcfcall.GeneResult `json:"genes"`
+	Warnings []string             `json:"warnings"`
+	Checks   []ReportCheck        `json:"checks"`
+	Calls    []ReportGenotype     `json:"-"`
 }
 
 // ReportCheck is one drug checked (its wire result, or why it could not be).
@@ -129,12 +108,6 @@ type ReportCitation struct {
 	EvidenceLevel string `json:"evidence_level"`
 	URL           string `json:"url"`
 }
-
-// Interpretations of a gene call on the wire (vcfcall.Interpretation*).
-const (
-	interpretationReview      = "could not interpret — review"
-	interpretationProvisional = "provisional — copy-number evidence needed"
-)
 
 // Alert categories on the wire.
 const (
@@ -276,13 +249,13 @@ const (
 	geneReview                     // present but not interpreted: never a normal genotype
 )
 
-func stateOf(g ReportGene) geneState {
+func stateOf(g vcfcall.GeneResult) geneState {
 	switch {
-	case g.NeedsReview || g.Interpretation == interpretationReview || g.Interpretation == interpretationProvisional:
+	case g.NeedsReview || g.Interpretation == vcfcall.InterpretationReview || g.Interpretation == vcfcall.InterpretationProvisional:
 		return geneReview
 	case g.Status == "no_data" || g.Status == "not_called":
 		return geneNotTested
-	case g.Interpretation != "called" || len(g.Diplotypes) == 0:
+	case g.Interpretation != vcfcall.InterpretationCalled || len(g.Diplotypes) == 0:
 		return geneReview
 	}
 	return geneCalled
@@ -448,16 +421,16 @@ func entriesOf(es []map[string]any) []any {
 
 // genesOfCalls lists the genes a /pgx/check answer read, each as called
 // (the engine gives a diplotype only when it read one).
-func genesOfCalls(r SampleReport) []ReportGene {
+func genesOfCalls(r SampleReport) []vcfcall.GeneResult {
 	seen := map[string]bool{}
-	var out []ReportGene
+	var out []vcfcall.GeneResult
 	for _, c := range r.Calls {
 		if c.Gene == "" || c.Diplotype == "" || seen[c.Gene] {
 			continue
 		}
 		seen[c.Gene] = true
-		out = append(out, ReportGene{Gene: c.Gene, Status: "called", Interpretation: "called",
-			Diplotypes:      []ReportDiplotype{{Diplotype: c.Diplotype, Phenotype: c.Phenotype, ActivityScore: c.ActivityScore}},
+		out = append(out, vcfcall.GeneResult{Gene: c.Gene, Status: "called", Interpretation: "called",
+			Diplotypes:      []vcfcall.DiplotypeResult{{Diplotype: c.Diplotype, Phenotype: c.Phenotype, ActivityScore: c.ActivityScore}},
 			UntestedAlleles: c.UntestedAlleles})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Gene < out[j].Gene })
@@ -465,7 +438,7 @@ func genesOfCalls(r SampleReport) []ReportGene {
 }
 
 // conclusion is the report's one-paragraph summary: per gene its reading.
-func conclusion(r SampleReport, genes []ReportGene) string {
+func conclusion(r SampleReport, genes []vcfcall.GeneResult) string {
 	var parts []string
 	for _, g := range genes {
 		switch stateOf(g) {
@@ -487,7 +460,7 @@ func conclusion(r SampleReport, genes []ReportGene) string {
 
 // readingOf is a called gene's diplotype(s) with phenotype and activity
 // score.
-func readingOf(g ReportGene) string {
+func readingOf(g vcfcall.GeneResult) string {
 	var ds []string
 	for _, d := range g.Diplotypes {
 		s := d.Diplotype
@@ -508,7 +481,7 @@ func readingOf(g ReportGene) string {
 
 // genotype adds a gene's Genotype (and its Haplotypes when phase is known)
 // and returns their fullUrls.
-func (b *bundleBuilder) genotype(g ReportGene, st geneState) (string, []string) {
+func (b *bundleBuilder) genotype(g vcfcall.GeneResult, st geneState) (string, []string) {
 	obs := b.observation(ProfileGenotype, concept(codingOf(SystemLOINC, LOINCGenotype, "Genotype display name")))
 	comps := []any{geneComponent(g.Gene)}
 	var notes []string
@@ -575,7 +548,7 @@ func (b *bundleBuilder) genotype(g ReportGene, st geneState) (string, []string) 
 
 // actionable reports whether a gene in review carries a reading beside
 // the review: every diplotype with a phenotype.
-func actionable(g ReportGene) bool {
+func actionable(g vcfcall.GeneResult) bool {
 	if len(g.Diplotypes) == 0 {
 		return false
 	}

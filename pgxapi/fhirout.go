@@ -25,10 +25,14 @@ import (
 
 // wantsFHIR reports whether accept asks for application/fhir+json (with a
 // q above 0).
-func wantsFHIR(accept string) bool {
+func wantsFHIR(accept string) bool { return acceptsMedia(accept, fhir.MediaTypeFHIRJSON) }
+
+// acceptsMedia reports whether accept names the media type mediaType with
+// a q above 0.
+func acceptsMedia(accept, mediaType string) bool {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || mt != fhir.MediaTypeFHIRJSON {
+		if err != nil || mt != mediaType {
 			continue
 		}
 		if q, ok := params["q"]; ok {
