@@ -419,16 +419,23 @@ func entriesOf(es []map[string]any) []any {
 	return out
 }
 
-// genesOfCalls lists the genes a /pgx/check answer read, each as called
-// (the engine gives a diplotype only when it read one).
+// genesOfCalls lists the genes a /pgx/check answer read: called with
+// their diplotype, or in review when the engine could not read them.
 func genesOfCalls(r SampleReport) []vcfcall.GeneResult {
 	seen := map[string]bool{}
 	var out []vcfcall.GeneResult
 	for _, c := range r.Calls {
-		if c.Gene == "" || c.Diplotype == "" || seen[c.Gene] {
+		if c.Gene == "" || seen[c.Gene] || (c.Diplotype == "" && c.Phenotype == "") {
 			continue
 		}
 		seen[c.Gene] = true
+		if c.Diplotype == "" || strings.Contains(strings.ToLower(c.Phenotype), "review") {
+			// The engine could not read the gene ("Could not interpret —
+			// review"): a Genotype in review, never a normal one.
+			out = append(out, vcfcall.GeneResult{Gene: c.Gene, Status: "called", Interpretation: vcfcall.InterpretationReview,
+				NeedsReview: true, Summary: firstNonEmpty(c.Phenotype, ReviewValue), UntestedAlleles: c.UntestedAlleles})
+			continue
+		}
 		out = append(out, vcfcall.GeneResult{Gene: c.Gene, Status: "called", Interpretation: "called",
 			Diplotypes:      []vcfcall.DiplotypeResult{{Diplotype: c.Diplotype, Phenotype: c.Phenotype, ActivityScore: c.ActivityScore}},
 			UntestedAlleles: c.UntestedAlleles})

@@ -3,6 +3,7 @@ package fhir_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
 	"github.com/pgxsafety/pgxsafety/fhir"
@@ -56,7 +58,8 @@ func sampleBundles(t testing.TB, path, name string) map[string]json.RawMessage {
 // TestReportBundlesValidate: every resource of the Bundle of every
 // GeT-RM development sample and of every sample of the PharmCAT test VCFs
 // the reader accepts parses as R4 (google/fhir, with its validation) and
-// passes the IG 3.0.0 profiles it claims (igvalidate: cardinalities,
+// passes the IG 3.0.0 profiles it claims, as do the Bundles of four
+// /pgx/check answers (igvalidate: cardinalities,
 // patterns, bindings, slicing, invariants): 0 errors. Every Observation,
 // DiagnosticReport and Task must claim one of the profiles.
 func TestReportBundlesValidate(t *testing.T) {
@@ -119,6 +122,46 @@ func TestReportBundlesValidate(t *testing.T) {
 	}
 	t.Logf("called and checked without invariants in %v", time.Since(start))
 	start = time.Now()
+	// /pgx/check answers: a confirmed finding, a review, several genes.
+	for i, req := range []engine.Request{
+		{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*2/*2"}},
+		{Drug: "clopidogrel", Diplotypes: map[string]string{"CYP2C19": "*1/*1"}, Variants: []string{"rs4244285"}, Zygosity: map[string]engine.Zygosity{"rs4244285": "hom"}},
+		{Drug: "warfarin", Diplotypes: map[string]string{"CYP2C9": "*1/*3", "VKORC1": "rs9923231 variant (T)/rs9923231 variant (T)"}},
+		{Drug: "codeine", Diplotypes: map[string]string{"CYP2D6": "*4/*4"}},
+	} {
+		res, err := kb.Evaluate(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire, err := json.Marshal(pgxapi.ResultOf(res))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := fhir.CheckReport(wire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fhir.BuildGenomicsBundle(rep, fhir.ReportMeta{AuditID: "a", KnowledgeVersion: kb.Version.Label, Issued: reportTime})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("check %d %s", i, req.Drug)
+		if err := fhir.StrictR4(b); err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+		es, err := igvalidate.Entries(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs, ts, _ := v.CheckSet(es, "Observation", "DiagnosticReport", "Task")
+		for _, p := range probs {
+			t.Errorf("%s: %s", key, p)
+		}
+		for _, tg := range ts {
+			tg.Name = key + " " + tg.Name
+		}
+		targets = append(targets, ts...)
+	}
 	errs, warns, err := igvalidate.Invariants(filepath.Join("internal", "igvalidate", "testdata"), targets)
 	if err != nil {
 		t.Fatal(err)

@@ -137,3 +137,24 @@ func TestVCFFHIR(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFHIRReview: a /pgx/check whose CYP2C19 input conflicts (*1/*1
+// beside rs4244285 homozygous) is written with a Genotype in review, not a
+// normal one, and no Therapeutic Implication.
+func TestCheckFHIRReview(t *testing.T) {
+	ts := newServer(t)
+	req := httptest.NewRequest(http.MethodPost, "/pgx/check", strings.NewReader(
+		`{"drug":"clopidogrel","diplotypes":{"CYP2C19":"*1/*1"},"variants":["rs4244285"],"zygosity":{"rs4244285":"hom"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/fhir+json")
+	rec := httptest.NewRecorder()
+	ts.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.String()
+	if !strings.Contains(body, `"valueCodeableConcept":{"text":"not interpreted — review"}`) || strings.Contains(body, `"text":"*1/*1"`) ||
+		strings.Contains(body, "therapeutic-implication\",\"display") {
+		t.Errorf("CYP2C19 not written as review, or an implication written:\n%s", body)
+	}
+}
