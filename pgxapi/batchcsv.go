@@ -13,8 +13,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -116,25 +114,7 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 
 // wantsNDJSON reports whether the Accept header asks for NDJSON (with a
 // non-zero quality).
-func wantsNDJSON(accept string) bool { return accepts(accept, NDJSONContentType) }
-
-// accepts reports whether the Accept header names the media type mt with
-// a non-zero q.
-func accepts(accept, mt string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		got, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || got != mt {
-			continue
-		}
-		if q, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(q, 64); err == nil && f <= 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+func wantsNDJSON(accept string) bool { return acceptsMedia(accept, NDJSONContentType) }
 
 // openFilePart checks the request is multipart/form-data within the size
 // limit and returns the part named "file".

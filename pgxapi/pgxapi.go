@@ -331,8 +331,11 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	httpx.SetReceipt(w, res.Receipt)
+	if wantsFHIR(r.Header.Get("Accept")) {
+		return s.checkFHIR(w, res.Result.JSON, res.AuditID, call.RequestID)
+	}
+	w.Header().Set("Cache-Control", "no-store")
 	// The answer's bytes are the ones its audit entry records: encoded
 	// once, by the service.
 	return writeEnveloped(w, s.envelope(call.RequestID, res.Ref(), start), res.Result.JSON)

@@ -81,6 +81,7 @@ type vcfForm struct {
 	// describe the parts.
 	outside      []outside.Call
 	outsideFiles []service.OutsideCallFile
+	format       string // the "format" part: "" or "fhir"
 }
 
 func vcfTooLarge(maxBytes int64) error {
@@ -170,9 +171,18 @@ func readVCFForm(w http.ResponseWriter, r *http.Request, maxBytes int64, tick fu
 				problems = append(problems, engine.FieldError{Field: field, Reason: fmt.Sprintf("must be UTF-8 text of at most %d bytes", vcfMaxFieldBytes)})
 			}
 			*list = append(*list, v)
+		case "format":
+			v, err := readField(part)
+			if err != nil {
+				return form, err
+			}
+			if v != "json" && v != "fhir" {
+				problems = append(problems, engine.FieldError{Field: "format", Reason: "must be json or fhir"})
+			}
+			form.format = v
 		default:
 			problems = append(problems, engine.FieldError{Field: safeFieldName(name),
-				Reason: "is not a field of this endpoint (the fields are file, drug, sample and outside_calls)"})
+				Reason: "is not a field of this endpoint (the fields are file, drug, sample, format and outside_calls)"})
 		}
 	}
 	if form.path == "" {
@@ -324,11 +334,16 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stream := wantsNDJSON(r.Header.Get("Accept"))
+	asFHIR := form.format == "fhir" || (form.format == "" && wantsFHIR(r.Header.Get("Accept")))
+	stream := !asFHIR && wantsNDJSON(r.Header.Get("Accept"))
 	format := answerFormat(stream)
+	if asFHIR {
+		format = "fhir"
+	}
 	// The calls table (callstsv.go) and the lab report (vcfreport.go) are
-	// asked for by Accept; NDJSON wins, then the calls table, then the report.
-	tsv := !stream && accepts(r.Header.Get("Accept"), TSVContentType)
+	// asked for by Accept; FHIR (a format part or Accept) wins, then
+	// NDJSON, then the calls table, then the report.
+	tsv := !stream && !asFHIR && acceptsMedia(r.Header.Get("Accept"), TSVContentType)
 	if tsv {
 		format = "tsv"
 		if len(form.drugs) > 0 {
@@ -336,10 +351,10 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 				Reason: "the calls table (Accept: text/tab-separated-values) has no drug checks: ask for application/json or application/x-ndjson to check drugs"}}}
 		}
 	}
-	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, tsv: tsv,
+	v := &vcfAnswer{s: s, r: r, ctx: ctx, w: w, rc: rc, stream: stream, tsv: tsv, fhir: asFHIR,
 		call:  service.Call{Principal: httpx.PrincipalOrAnonymous(ctx), Endpoint: VCFEndpoint, RequestID: httpx.RequestID(ctx)},
 		drugs: form.drugs}
-	if !stream && !tsv && wantsHTML(r.Header.Get("Accept")) {
+	if !stream && !tsv && !asFHIR && wantsHTML(r.Header.Get("Accept")) {
 		format = "html"
 		v.report = &report.Meta{Origin: VCFEndpoint, RequestID: v.call.RequestID, FileName: form.fileName,
 			Drugs: form.drugs, KnowledgeVersion: s.kb.Version.Label, Generated: s.svc.Now()}
@@ -383,6 +398,7 @@ type vcfAnswer struct {
 	op     *service.VCFCall
 	stream bool
 	tsv    bool // the calls table, buffered like the JSON document
+	fhir   bool // answer with a FHIR collection Bundle (fhirout.go)
 	drugs  []string
 	file   vcfFileInfo
 	stats  vcfcall.Stats
@@ -474,7 +490,14 @@ func (v *vcfAnswer) release(c *vcfcall.Chunk, ref service.Ref) error {
 			if v.released > 0 {
 				v.buf = append(v.buf, ',')
 			}
-			v.buf = AppendVCFSampleJSON(v.buf, &c.Samples[i], auditID, "")
+			if v.fhir {
+				var err error
+				if v.buf, err = v.vcfSampleFHIR(v.buf, &c.Samples[i], auditID); err != nil {
+					return err
+				}
+			} else {
+				v.buf = AppendVCFSampleJSON(v.buf, &c.Samples[i], auditID, "")
+			}
 			if _, err := v.spill.Write(v.buf); err != nil {
 				return fmt.Errorf("vcf: buffer results: %w", err)
 			}
@@ -532,6 +555,9 @@ func (v *vcfAnswer) finish(closing service.Audited[vcfcall.Stats], start time.Ti
 		Records:           st.Records,
 		RecordsUsed:       st.RecordsUsed,
 		Warnings:          nonNilStrings(st.Warnings),
+	}
+	if v.fhir {
+		return v.finishFHIR(closing)
 	}
 	if v.stream {
 		v.startStream() // a file whose requested samples are none still gets its summary

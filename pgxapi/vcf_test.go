@@ -337,7 +337,7 @@ func TestVCFRefusals(t *testing.T) {
 		{"two files", pgxapi.Config{}, []formPart{vcfFile("a.vcf", good), vcfFile("b.vcf", good)}, 422, httpx.TypeInvalidParams,
 			[]httpx.Param{{Name: "file", Reason: "must be sent once: the request holds a second part named file; send one VCF per request"}}},
 		{"unknown field", pgxapi.Config{}, []formPart{vcfFile("a.vcf", good), {name: "drugs", data: []byte("codeine")}}, 422, httpx.TypeInvalidParams,
-			[]httpx.Param{{Name: "drugs", Reason: "is not a field of this endpoint (the fields are file, drug, sample and outside_calls)"}}},
+			[]httpx.Param{{Name: "drugs", Reason: "is not a field of this endpoint (the fields are file, drug, sample, format and outside_calls)"}}},
 		{"empty sample", pgxapi.Config{}, []formPart{vcfFile("a.vcf", good), {name: "sample", data: []byte(" ")}}, 422, httpx.TypeInvalidParams,
 			[]httpx.Param{{Name: "sample[0]", Reason: "is empty"}}},
 		{"unknown sample", pgxapi.Config{}, []formPart{vcfFile("a.vcf", good), {name: "sample", data: []byte("NA12878")}}, 422, httpx.TypeInvalidParams,

@@ -19,7 +19,7 @@ const HTMLContentType = "text/html"
 // wantsHTML reports whether Accept asks for the lab report: it names
 // text/html with a non-zero q. (application/x-ndjson, when also named,
 // wins: it is checked first.)
-func wantsHTML(accept string) bool { return accepts(accept, HTMLContentType) }
+func wantsHTML(accept string) bool { return acceptsMedia(accept, HTMLContentType) }
 
 // finishReport writes the lab report: its head, the samples rendered (from
 // their audited results) as they were released, and the run record with

@@ -21,7 +21,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
-const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--samples S1,S2] [--samples-file FILE] [--chunk K/N] [--drug D]... [--out FILE] [--format json|ndjson|html|tsv] [--per-sample DIR] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
+const callSynopsis = `call FILE.vcf[.gz] [--sample S]... [--samples S1,S2] [--samples-file FILE] [--chunk K/N] [--drug D]... [--out FILE] [--format json|ndjson|html|tsv|fhir] [--per-sample DIR] [--min-gq N] [--min-dp N] [--index FILE.tbi|.csi] [--outside-calls FILE]...
 
 Calls the pharmacogenes of every sample (or of each --sample) of a GRCh38
 VCF, plain or bgzip-compressed, offline with the same engine as
@@ -44,7 +44,8 @@ dedicated caller (a PharmCAT outside-call TSV, Cyrius, Aldy, StellarPGx,
 PyPGx results.zip, OptiType, HLA*LA, arcasHLA; at most 16 MiB each): a
 gene's outside call replaces the VCF's reading of that gene for its
 sample, and the drug checks use it. A file naming no sample needs a VCF of
-one sample. An HLA typing (OptiType,
+one sample. --format fhir writes a FHIR R4 Bundle (collection) holding,
+per sample, a Genomics Reporting IG transaction Bundle (docs/fhir-output.md). An HLA typing (OptiType,
 HLA*LA, arcasHLA) makes its alleles the knowledge knows positive in the
 drug checks; none is read as negative. --format html writes the lab
 report: one self-contained HTML document, a section (a printed page or
@@ -80,7 +81,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&sampleLists, "samples", "call only these samples: a comma-separated list (repeatable; adds to --sample)")
 	var (
 		outPath     = fs.String("out", "", "write the results to FILE (default standard output); written in full or not at all")
-		format      = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line) html (the lab report: one document, a section per sample) or tsv (the calls table)")
+		format      = fs.String("format", "json", "json (one document), ndjson (one line per sample, then a summary line), html (the lab report: one document, a section per sample), tsv (the calls table) or fhir (a FHIR Bundle of one Genomics Reporting Bundle per sample)")
 		chunk       = fs.String("chunk", "", "answer only part K of N of the samples (K/N; for workflows)")
 		samplesFile = fs.String("samples-file", "", "call only the samples named in FILE, one a line (adds to --sample)")
 		perSample   = fs.String("per-sample", "", "also write each sample's answer to a file of its own in DIR")
@@ -91,7 +92,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		index       = fs.String("index", "", "read only the pharmacogene regions through this tabix (.tbi) or CSI (.csi) index (default FILE.tbi or FILE.csi when beside the file)")
 		fileSum     = fs.Bool("file-sha256", false, "with an index, also read the whole file to give its SHA-256 (a file read whole always gives it)")
 	)
-	name, err := parseOneFile(fs, args, "call", "VCF", format, "html", "tsv")
+	name, err := parseOneFile(fs, args, "call", "VCF", format, "html", "tsv", "fhir")
 	if err != nil {
 		return err
 	}
@@ -175,6 +176,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		w = &tsvCallWriter{w: bw, header: part.k <= 1, version: kb.Version.Label}
 	case "html":
 		w = newHTMLCallWriter(bw, name, drugs, kb.Version.Label)
+	case "fhir":
+		w = &fhirCallWriter{w: bw, kb: kb, file: filepath.Base(name)}
 	}
 	emit := w.samples
 	if *perSample != "" {

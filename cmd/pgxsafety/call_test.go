@@ -179,7 +179,7 @@ func TestCallRefusals(t *testing.T) {
 		{[]string{"call", good, "--sample", "S9"}, `call: --sample: sample "S9": the file has no such sample (its samples: S1)`, false},
 		{[]string{"call", good, "--drug", "codeine", "--drug", " "}, "call: invalid --drug:\n  --drug[1]: is required", false},
 		{[]string{"call"}, "usage error: call: exactly one VCF file is required, got 0 arguments", true},
-		{[]string{"call", good, "--format", "xml"}, `usage error: call: --format must be json, ndjson, html or tsv, got "xml"`, true},
+		{[]string{"call", good, "--format", "xml"}, `usage error: call: --format must be json, ndjson, html, tsv or fhir, got "xml"`, true},
 		{[]string{"call", filepath.Join(dir, "missing.vcf")}, "call: stat " + filepath.Join(dir, "missing.vcf") + ": no such file or directory", false},
 	}
 	for _, tt := range tests {

@@ -131,7 +131,7 @@ func TestCallChunkRefusals(t *testing.T) {
 		{[]string{"--chunk", "4/3"}, true, "--chunk must be K/N"},
 		{[]string{"--chunk", "3"}, true, "--chunk must be K/N"},
 		{[]string{"--format", "tsv", "--drug", "codeine"}, true, "without drug checks"},
-		{[]string{"--format", "csv"}, true, "--format must be json, ndjson, html or tsv"},
+		{[]string{"--format", "csv"}, true, "--format must be json, ndjson, html, tsv or fhir"},
 		{[]string{"--samples", "s1,nobody", "--chunk", "1/2"}, false, `sample "nobody": the file has no such sample`},
 	} {
 		out, _, err := runArgs(t, append([]string{"call", vcf}, tc.args...)...)

@@ -28,7 +28,9 @@ type VCFCall struct {
 // entry.
 type VCFFile struct {
 	Name string
-	// Format is the answer's format: "json", "ndjson" or "tsv" (the calls table).
+	// Format is the answer's format: "json", "ndjson", "html" (the lab
+	// report), "tsv" (the calls table) or "fhir" (FHIR Bundles), each a
+	// rendering of the same audited sample results.
 	Format string
 	Bytes  int64
 	SHA256 string
