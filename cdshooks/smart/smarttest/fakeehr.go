@@ -52,16 +52,16 @@ type EHR struct {
 	RedirectURI string
 
 	// Launch context.
-	Patient     string
-	Encounter   string
-	FHIRUser    string
-	AppContext  string
-	NeedBanner  *bool
-	NoIDToken   bool
+	Patient    string
+	Encounter  string
+	FHIRUser   string
+	AppContext string
+	NeedBanner *bool
+	NoIDToken  bool
 	// IDTokenClaims replace claims of the id_tokens as written (a value
 	// of a type jwx would convert, such as a string "exp", stays as is).
 	IDTokenClaims map[string]any
-	TokenStatus int // when non-zero, the token endpoint fails with it
+	TokenStatus   int // when non-zero, the token endpoint fails with it
 	// FHIRStatus makes a FHIR path ("/Observation") answer this status.
 	FHIRStatus map[string]int
 	// Resources are served by type: Patient by id, the others by search.
