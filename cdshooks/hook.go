@@ -72,10 +72,10 @@ type hookCall struct {
 	selections  []string
 	draftOrders json.RawMessage
 	// drafts and draftsErr are context.draftOrders read (fhir.Resources).
-	drafts    []json.RawMessage
-	draftsErr error
-	prefetch    map[string]json.RawMessage
-	shownCards  map[string]bool
+	drafts     []json.RawMessage
+	draftsErr  error
+	prefetch   map[string]json.RawMessage
+	shownCards map[string]bool
 }
 
 // endpoint names the call in audit entries.
