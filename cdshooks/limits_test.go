@@ -12,7 +12,7 @@ import (
 
 // withDrafts returns the order-sign request with n copies of its draft
 // order (each its own id).
-func withDrafts(t *testing.T, n int) []byte {
+func withDrafts(t testing.TB, n int) []byte {
 	return editJSON(t, readRequest(t, "order-sign-clopidogrel-cyp2c19-pm"), func(m map[string]any) {
 		do := m["context"].(map[string]any)["draftOrders"].(map[string]any)
 		first := do["entry"].([]any)[0].(map[string]any)
