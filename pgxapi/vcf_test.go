@@ -610,22 +610,26 @@ func TestVCFStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
 		t.Fatalf("the stream does not end with a whole line: %q", all[max(0, len(all)-200):])
 	}
 	lines := strings.Split(strings.TrimSuffix(string(all), "\n"), "\n")
-	var last struct {
-		Kind            string `json:"kind"`
-		Type            string `json:"type"`
-		Status          int    `json:"status"`
-		Detail          string `json:"detail"`
-		SamplesReleased int    `json:"samples_released"`
+	released, detail := wantShutdownLine(t, lines[len(lines)-1], "samples_released")
+	if released != len(lines)-1 || released >= 300 || !strings.Contains(detail, "resubmit") {
+		t.Errorf("samples_released = %d with %d sample lines before it; detail %q", released, len(lines)-1, detail)
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
-		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+}
+
+// wantShutdownLine checks that line is an NDJSON error line of type
+// shutting-down (503) and returns its count named countKey and its detail.
+func wantShutdownLine(t *testing.T, line, countKey string) (released int, detail string) {
+	t.Helper()
+	var last map[string]any
+	if err := json.Unmarshal([]byte(line), &last); err != nil {
+		t.Fatalf("last line %q: %v", line, err)
 	}
-	if last.Kind != "error" || last.Type != httpx.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
-		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], httpx.TypeShuttingDown)
+	if last["kind"] != "error" || last["type"] != httpx.TypeShuttingDown || last["status"] != float64(http.StatusServiceUnavailable) {
+		t.Errorf("last line = %s, want an error line of type %s", line, httpx.TypeShuttingDown)
 	}
-	if last.SamplesReleased != len(lines)-1 || last.SamplesReleased >= 300 || !strings.Contains(last.Detail, "resubmit") {
-		t.Errorf("samples_released = %d with %d sample lines before it; detail %q", last.SamplesReleased, len(lines)-1, last.Detail)
-	}
+	n, _ := last[countKey].(float64)
+	d, _ := last["detail"].(string)
+	return int(n), d
 }
 
 type writerFunc func(p []byte)
