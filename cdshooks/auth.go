@@ -152,11 +152,30 @@ func authErr(format string, args ...any) error {
 // consulted: the call is refused with 503 rather than risk a replay.
 var ErrReplayCheck = errors.New("jti replay cache unavailable")
 
+// EpochError is a replay cache's refusal of a token issued before its
+// record of used token ids began (plus the clock skew: a client whose clock
+// runs ahead may have used such a token before): the cache started empty
+// or lost what it held (a Redis restarted without persistence, flushed or
+// failed over), so a replay of it could not be detected. The call is
+// refused (401) and the client sends a newly issued token.
+type EpochError struct {
+	// Since is when the record began.
+	Since time.Time
+}
+
+func (e *EpochError) Error() string {
+	return "the token was issued before " + e.Since.UTC().Format(time.RFC3339) +
+		", when the record of used token ids (jti) began"
+}
+
 // ReplayCache remembers token ids until they expire.
 type ReplayCache interface {
-	// Claim records key until the given time; it reports false when key
-	// is already recorded (a replay).
-	Claim(ctx context.Context, key string, until time.Time) (bool, error)
+	// Claim records key, the id of a token issued at issued, until the
+	// given time; it reports false when key is already recorded (a
+	// replay). A cache that knows its record of used ids began after the
+	// token could have been used (it started empty or lost its record)
+	// returns an *EpochError: whether the token was used cannot be known.
+	Claim(ctx context.Context, key string, issued, until time.Time) (bool, error)
 	// Release forgets a key this process claimed, when the call that
 	// claimed it ended without an answer (a 5xx): the token was not used,
 	// so the client's retry with it is accepted.
@@ -299,7 +318,12 @@ func (a *Authenticator) VerifyClaim(ctx context.Context, authorization, audience
 		return audit.Principal{}, nil, err
 	}
 	exp, _ := seconds("exp", cl.Exp)
-	fresh, err := a.replay.Claim(ctx, replayKey(cl.Iss, cl.Jti), exp.Add(ClockSkew))
+	iat, _ := seconds("iat", cl.Iat)
+	fresh, err := a.replay.Claim(ctx, replayKey(cl.Iss, cl.Jti), iat, exp.Add(ClockSkew))
+	var ee *EpochError
+	if errors.As(err, &ee) {
+		return audit.Principal{}, nil, authErr("%s (the replay store started or lost its record then); send a newly issued token", ee.Error())
+	}
 	if err != nil {
 		return audit.Principal{}, nil, fmt.Errorf("%w: %v", ErrReplayCheck, err)
 	}
@@ -459,12 +483,16 @@ type memoryReplay struct {
 const maxReplayEntries = 1 << 20
 
 // NewMemoryReplayCache returns a ReplayCache kept in memory (one process).
+// It is lost when the process ends and keeps no epoch: a token used before
+// a restart and still unexpired is accepted again by the new process.
+// Deployments that restart or run several replicas use Redis (its cache
+// detects its own loss, see EpochError).
 func NewMemoryReplayCache(now func() time.Time) ReplayCache {
 	return &memoryReplay{seen: map[string]time.Time{}, now: now, sweepAt: 1024}
 }
 
 // Claim implements ReplayCache.
-func (m *memoryReplay) Claim(_ context.Context, key string, until time.Time) (bool, error) {
+func (m *memoryReplay) Claim(_ context.Context, key string, _, until time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()

@@ -279,14 +279,14 @@ func TestMemoryReplayExpiry(t *testing.T) {
 	now := fixedNow
 	c := cdshooks.NewMemoryReplayCache(func() time.Time { return now })
 	ctx := context.Background()
-	if ok, _ := c.Claim(ctx, "k", now.Add(time.Minute)); !ok {
+	if ok, _ := c.Claim(ctx, "k", now, now.Add(time.Minute)); !ok {
 		t.Fatal("first claim refused")
 	}
-	if ok, _ := c.Claim(ctx, "k", now.Add(time.Minute)); ok {
+	if ok, _ := c.Claim(ctx, "k", now, now.Add(time.Minute)); ok {
 		t.Fatal("replay accepted")
 	}
 	now = now.Add(2 * time.Minute)
-	if ok, _ := c.Claim(ctx, "k", now.Add(time.Minute)); !ok {
+	if ok, _ := c.Claim(ctx, "k", now, now.Add(time.Minute)); !ok {
 		t.Fatal("expired key still remembered")
 	}
 }

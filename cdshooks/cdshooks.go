@@ -53,6 +53,15 @@ const (
 	// HookBodyLimit is the largest hook request accepted (prefetch
 	// included).
 	HookBodyLimit = 8 << 20
+	// MaxDraftOrders bounds the resources of context.draftOrders of one
+	// call (each is mapped and checked against the patient's genotype).
+	MaxDraftOrders = 100
+	// MaxKeyResources bounds the resources of one prefetch key (as the
+	// FHIR client bounds a search: fhir.DefaultMaxResources).
+	MaxKeyResources = 1000
+	// MaxCallResources bounds the resources of one call: the prefetch
+	// keys and the draft orders together.
+	MaxCallResources = 2000
 	// FeedbackBodyLimit is the largest feedback post.
 	FeedbackBodyLimit = 256 << 10
 	// maxFeedbackItems bounds the items of one feedback post.

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/internal/cdsvalidate"
 	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/fhir"
 )
 
 // FuzzVerify: whatever the Authorization header, verification never
@@ -131,6 +133,11 @@ func FuzzHookRequest(f *testing.F) {
 	// order-select-clopidogrel-cyp2c19-pm.json cut down to one genotype
 	// Observation and the draft order.
 	f.Add([]byte(`{"hook":"order-select","hookInstance":"x","context":{"userId":"PractitionerRole/123","patientId":"CGPatientExample01","selections":["MedicationRequest/draft-clopidogrel-1"],"draftOrders":{"resourceType":"Bundle","entry":[{"resource":{"resourceType":"MedicationRequest","id":"draft-clopidogrel-1","medicationCodeableConcept":{"coding":[{"system":"http://www.nlm.nih.gov/research/umls/rxnorm","code":"32968","display":"clopidogrel"}],"text":"clopidogrel"},"reasonCode":[{"text":"Acute coronary syndrome with PCI"}]}}]}},"prefetch":{"patient":null,"pgxObservations":{"resourceType":"Bundle","type":"searchset","entry":[{"resource":{"resourceType":"Observation","status":"final","category":[{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/v2-0074","code":"GE"}]}],"code":{"coding":[{"system":"http://loinc.org","code":"84413-4"}]},"subject":{"reference":"Patient/CGPatientExample01"},"valueCodeableConcept":{"coding":[{"system":"http://www.ncbi.nlm.nih.gov/clinvar","code":"638797","display":"CYP2C19*2/*2"}]},"component":[{"code":{"coding":[{"system":"http://loinc.org","code":"48018-6"}]},"valueCodeableConcept":{"coding":[{"system":"http://www.genenames.org","code":"HGNC:2621","display":"CYP2C19"}]}}]}}]}}}`))
+	// Large seeds (issue 25): draft orders and Bundle entries over the
+	// limits of one call.
+	f.Add(withDrafts(f, cdshooks.MaxDraftOrders+1))
+	f.Add([]byte(`{"hook":"order-sign","hookInstance":"x","context":{"userId":"u","patientId":"p","draftOrders":{"resourceType":"Bundle","entry":[` +
+		strings.TrimSuffix(strings.Repeat("{},", fhir.MaxBundleEntries+1), ",") + `]}},"prefetch":{"patient":null,"pgxObservations":null}}`))
 	// An in-memory audit log: the SQLite store is slow under the fuzzer's
 	// coverage instrumentation.
 	e := newEnvWith(f, f.TempDir(), &memAppender{}, func(c *cdshooks.Config, cs *[]cdshooks.TrustedClient) {
@@ -148,6 +155,9 @@ func FuzzHookRequest(f *testing.F) {
 			case rec.Code == http.StatusOK:
 				if p := cdsvalidate.Response(rec.Body.Bytes(), cdsvalidate.Options{Strict: true}); len(p) > 0 {
 					t.Fatalf("invalid response %v for %s", p, body)
+				}
+				if rec.Body.Len() > 4<<20 {
+					t.Fatalf("a %d-byte answer to a %d-byte call", rec.Body.Len(), len(body))
 				}
 			case rec.Code >= 500:
 				t.Fatalf("status %d for %s: %s", rec.Code, body, rec.Body)

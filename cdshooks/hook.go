@@ -71,8 +71,11 @@ type hookCall struct {
 	encounterID string
 	selections  []string
 	draftOrders json.RawMessage
-	prefetch    map[string]json.RawMessage
-	shownCards  map[string]bool
+	// drafts and draftsErr are context.draftOrders read (fhir.Resources).
+	drafts     []json.RawMessage
+	draftsErr  error
+	prefetch   map[string]json.RawMessage
+	shownCards map[string]bool
 }
 
 // endpoint names the call in audit entries.
@@ -97,9 +100,15 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := readDrafts(call); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	data, err := s.resolve(ctx, call)
 	if err != nil {
+		return err
+	}
+	if err := checkCallSize(call, data); err != nil {
 		return err
 	}
 	auditCall := service.Call{Principal: caller.principal(), Endpoint: endpoint(r.URL.Path), RequestID: httpx.RequestID(ctx)}
@@ -265,6 +274,9 @@ func (s *Server) resolve(ctx context.Context, call *hookCall) (map[string]*keyDa
 		raw, present := call.prefetch[key]
 		if present {
 			rs, err := fhir.Resources(raw)
+			if tooLarge := entriesTooMany("prefetch."+key, err); tooLarge != nil {
+				return nil, tooLarge
+			}
 			if err == nil {
 				out[key] = &keyData{Source: "prefetch", raws: rs}
 				continue
@@ -491,7 +503,7 @@ func (s *Server) evaluate(ctx context.Context, call *hookCall, data map[string]*
 		rec.Issues = append(rec.Issues, issues...)
 	}
 	// Draft orders.
-	raws, err := fhir.Resources(call.draftOrders)
+	raws, err := call.drafts, call.draftsErr
 	if err != nil {
 		rec.Issues = append(rec.Issues, fhir.Issue{Ref: "context.draftOrders", Severity: fhir.IssueError, Message: err.Error()})
 		b.unreadableDrafts = append(b.unreadableDrafts, fhir.Issue{Ref: "context.draftOrders", Severity: fhir.IssueError, Message: err.Error()})
@@ -707,4 +719,55 @@ func orderName(o fhir.MedicationOrder) string {
 		return o.Ref
 	}
 	return "MedicationRequest (" + o.Place + ")"
+}
+
+// readDrafts reads context.draftOrders once; more than MaxDraftOrders
+// resources (or a Bundle over fhir.MaxBundleEntries) is a 413 naming the
+// limit, before any is mapped or checked. An unreadable Bundle is kept
+// as draftsErr: the answer says the drafts could not be read.
+func readDrafts(call *hookCall) error {
+	call.drafts, call.draftsErr = fhir.Resources(call.draftOrders)
+	if err := entriesTooMany("context.draftOrders", call.draftsErr); err != nil {
+		return err
+	}
+	if n := len(call.drafts); n > MaxDraftOrders {
+		return tooManyResources("context.draftOrders", fmt.Sprintf("holds %d draft orders; at most %d are checked per call", n, MaxDraftOrders))
+	}
+	return nil
+}
+
+// checkCallSize refuses (413) a call whose prefetch key holds more than
+// MaxKeyResources resources or whose resources, draft orders included,
+// are more than MaxCallResources.
+func checkCallSize(call *hookCall, data map[string]*keyData) error {
+	total := len(call.drafts)
+	for _, key := range []string{KeyPatient, KeyGenomics, KeyMedications, KeyConditions} {
+		kd := data[key]
+		if kd == nil {
+			continue
+		}
+		if n := len(kd.raws); n > MaxKeyResources {
+			return tooManyResources("prefetch."+key, fmt.Sprintf("holds %d resources; at most %d are read per key", n, MaxKeyResources))
+		}
+		total += len(kd.raws)
+	}
+	if total > MaxCallResources {
+		return tooManyResources("prefetch", fmt.Sprintf("the prefetch and draft orders hold %d resources; at most %d are read per call", total, MaxCallResources))
+	}
+	return nil
+}
+
+// entriesTooMany turns fhir's refusal of a Bundle over MaxBundleEntries
+// into a 413 naming field; other errors give nil.
+func entriesTooMany(field string, err error) error {
+	var te *fhir.TooManyEntriesError
+	if !errors.As(err, &te) {
+		return nil
+	}
+	return tooManyResources(field, fmt.Sprintf("is a Bundle of %d entries; at most %d are read", te.Entries, fhir.MaxBundleEntries))
+}
+
+func tooManyResources(field, reason string) error {
+	return &httpx.Error{Kind: httpx.KindTooLarge, Detail: field + " " + reason + "; split the call",
+		InvalidParams: []httpx.Param{{Name: field, Reason: reason}}}
 }

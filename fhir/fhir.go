@@ -301,10 +301,24 @@ func clip(s string) string {
 	return s
 }
 
+// MaxBundleEntries bounds the entries of one Bundle that Resources reads
+// (empty entries included): the work of the resolution of references
+// and of the mapping grows with them.
+const MaxBundleEntries = 10000
+
+// TooManyEntriesError is Resources' refusal of a Bundle with more than
+// MaxBundleEntries entries.
+type TooManyEntriesError struct{ Entries int }
+
+func (e *TooManyEntriesError) Error() string {
+	return fmt.Sprintf("Bundle: %d entries, more than the %d read", e.Entries, MaxBundleEntries)
+}
+
 // Resources splits a prefetch or search value into its resources: a
 // Bundle gives its entries' resources (Bundle.type is not required), any
 // other resource gives itself. An OperationOutcome is returned as an
-// *OutcomeError. JSON null gives no resources.
+// *OutcomeError, a Bundle of more than MaxBundleEntries entries as a
+// *TooManyEntriesError. JSON null gives no resources.
 func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -330,6 +344,9 @@ func Resources(raw json.RawMessage) ([]json.RawMessage, error) {
 	case "OperationOutcome":
 		return nil, outcomeError(raw)
 	case "Bundle":
+		if len(b.Entry) > MaxBundleEntries {
+			return nil, &TooManyEntriesError{Entries: len(b.Entry)}
+		}
 		return entryResources(b), nil
 	}
 	return []json.RawMessage{raw}, nil

@@ -253,17 +253,8 @@ func (s *Server) batchCSV(w http.ResponseWriter, r *http.Request) error {
 	// Rows read before a problem (the row limit, a broken upload, a
 	// refused rate-limit charge) are still released, in order; a release
 	// failure (the audit log, the client gone) is the batch's failure.
-	runCtx, stopRun := context.WithCancelCause(ctx)
-	defer stopRun(nil)
-	if stopping := s.cfg.Stopping; stopping != nil {
-		go func() {
-			select {
-			case <-stopping:
-				stopRun(errShuttingDown)
-			case <-runCtx.Done():
-			}
-		}()
-	}
+	runCtx, stopRun := s.stopAtShutdown(ctx)
+	defer stopRun()
 	b.runCtx = runCtx
 	stats, err := b.batch.Run(runCtx, in, b.admit, b.release)
 	b.batch.SetFile(in.n, hex.EncodeToString(in.h.Sum(nil)))
@@ -417,10 +408,8 @@ type ndjsonError struct {
 // returned (and written by httpx.Handle); once NDJSON lines have gone out,
 // the problem becomes the last line and no summary follows.
 func (b *csvBatch) fail(st labcsv.Stats, err error) error {
-	if b.runCtx != nil && errors.Is(context.Cause(b.runCtx), errShuttingDown) && b.ctx.Err() == nil {
-		err = &httpx.Error{Kind: httpx.KindShuttingDown,
-			Detail: fmt.Sprintf("the server is shutting down; rows after row %d were not released and no summary follows: resubmit them", b.released),
-			Err:    errShuttingDown} // not the context error: that would read as the client gone
+	if shutdownCut(b.runCtx, b.ctx) {
+		err = shuttingDown(fmt.Sprintf("rows after row %d were not released and no summary follows: resubmit them", b.released))
 	}
 	var gone *clientGone
 	if errors.As(err, &gone) || errors.Is(err, context.Canceled) {

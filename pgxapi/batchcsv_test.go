@@ -820,19 +820,8 @@ func TestBatchCSVStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
 	if len(lines) < 2 {
 		t.Fatalf("got %d lines, want rows and a final error line", len(lines))
 	}
-	var last struct {
-		Kind         string `json:"kind"`
-		Type         string `json:"type"`
-		Status       int    `json:"status"`
-		RowsReleased int    `json:"rows_released"`
-	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
-		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
-	}
-	if last.Kind != "error" || last.Type != httpx.TypeShuttingDown || last.Status != http.StatusServiceUnavailable {
-		t.Errorf("last line = %s, want an error line of type %s", lines[len(lines)-1], httpx.TypeShuttingDown)
-	}
-	if last.RowsReleased != len(lines)-1 || last.RowsReleased >= 1200 {
-		t.Errorf("rows_released = %d with %d row lines before it", last.RowsReleased, len(lines)-1)
+	released, _ := wantShutdownLine(t, lines[len(lines)-1], "rows_released")
+	if released != len(lines)-1 || released >= 1200 {
+		t.Errorf("rows_released = %d with %d row lines before it", released, len(lines)-1)
 	}
 }

@@ -3,6 +3,7 @@ package pgxapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -126,4 +127,35 @@ func writeLastLine(w http.ResponseWriter, rc *http.ResponseController, line any)
 		_, _ = w.Write(append(b, '\n'))
 		_ = rc.Flush()
 	}
+}
+
+// stopAtShutdown returns ctx canceled with errShuttingDown when the server
+// begins to stop (Config.Stopping), so that a streamed answer ends with
+// its error line before the shutdown grace cuts the connection (a line
+// cut in the middle cannot be parsed). stop releases it.
+func (s *Server) stopAtShutdown(ctx context.Context) (_ context.Context, stop func()) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	if stopping := s.cfg.Stopping; stopping != nil {
+		go func() {
+			select {
+			case <-stopping:
+				cancel(errShuttingDown)
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	return runCtx, func() { cancel(nil) }
+}
+
+// shutdownCut reports whether runCtx (from stopAtShutdown) ended because
+// the server is stopping while the client is still there.
+func shutdownCut(runCtx, ctx context.Context) bool {
+	return runCtx != nil && errors.Is(context.Cause(runCtx), errShuttingDown) && ctx.Err() == nil
+}
+
+// shuttingDown is the problem of an answer cut by shutdown; what says
+// what was not sent.
+func shuttingDown(what string) error {
+	// Not the context error: that would read as the client gone.
+	return &httpx.Error{Kind: httpx.KindShuttingDown, Detail: "the server is shutting down; " + what, Err: errShuttingDown}
 }

@@ -371,7 +371,10 @@ func (s *Server) vcf(w http.ResponseWriter, r *http.Request) error {
 		MinGQ: s.cfg.VCFMinGQ, MinDP: s.cfg.VCFMinDP, OutsideCalls: form.outside,
 		Progress: func(vcfcall.Progress) { _ = rc.SetWriteDeadline(time.Now().Add(batchIODeadline)) }}
 	path := form.path
-	st, err := v.op.Run(ctx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.admit, v.release)
+	runCtx, stopRun := s.stopAtShutdown(ctx)
+	defer stopRun()
+	v.runCtx = runCtx
+	st, err := v.op.Run(runCtx, func() (io.ReadCloser, error) { return os.Open(path) }, opts, v.admit, v.release)
 	v.stats = st
 	var oe *vcfcall.OutsideCallError
 	if errors.As(err, &oe) {
@@ -392,6 +395,7 @@ type vcfAnswer struct {
 	s      *Server
 	r      *http.Request
 	ctx    context.Context
+	runCtx context.Context // ctx, canceled with errShuttingDown at shutdown
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	call   service.Call
@@ -606,6 +610,9 @@ type vcfNDJSONError struct {
 // problem is returned (and written by httpx.Handle), after it the problem
 // is the last NDJSON line and no summary follows.
 func (v *vcfAnswer) fail(err error) error {
+	if shutdownCut(v.runCtx, v.ctx) {
+		err = shuttingDown(fmt.Sprintf("samples after the first %d were not released and no summary follows: resubmit them", v.released))
+	}
 	var gone *clientGone
 	if errors.As(err, &gone) || errors.Is(err, context.Canceled) {
 		httpx.Logger(v.ctx).Info("vcf: client gone", zap.Int("samples_released", v.released), zap.Error(err))

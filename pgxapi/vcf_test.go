@@ -13,11 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/engine/audit"
+	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/service"
@@ -539,3 +542,96 @@ func TestVCFStreamStopsAtRateLimit(t *testing.T) {
 		t.Errorf("%d entries; closing %s", len(entries), entries[len(entries)-1].Response)
 	}
 }
+
+// gatedStore is an audit store (a test double) whose second append waits
+// until gate is closed: the answer's first group is out, the second is
+// held while the test begins the shutdown.
+type gatedStore struct {
+	*audittest.Memory
+	gate <-chan struct{}
+	n    atomic.Int32
+}
+
+func (g *gatedStore) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
+	if g.n.Add(1) == 2 {
+		<-g.gate
+	}
+	return g.Memory.Append(ctx, e)
+}
+
+// TestVCFStreamCutByShutdownEndsWithErrorLine: an NDJSON VCF answer still
+// running when the server begins to stop (Config.Stopping) ends with a
+// parseable error line of type shutting-down naming how many samples were
+// released, never mid-line and never with a summary.
+func TestVCFStreamCutByShutdownEndsWithErrorLine(t *testing.T) {
+	stopping := make(chan struct{})
+	store := &gatedStore{Memory: audittest.NewMemory(), gate: stopping}
+	srv := pgxapi.New(service.New(kb, ck, store, fixedClock), store, zap.NewNop(), pgxapi.Config{Stopping: stopping})
+	r := httpx.NewRouter()
+	srv.Register(r)
+	hs := httptest.NewServer(httpx.Wrap(r, zap.NewNop()))
+	defer hs.Close()
+
+	// 300 samples: five groups of up to 64.
+	var vcf strings.Builder
+	vcf.WriteString("##fileformat=VCFv4.2\n##contig=<ID=chr10,length=133797422>\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT")
+	for i := range 300 {
+		fmt.Fprintf(&vcf, "\tS%d", i)
+	}
+	vcf.WriteString("\nchr10\t94781859\trs4244285\tG\tA\t.\tPASS\t.\tGT" + strings.Repeat("\t0/1", 300) + "\n")
+	body, ct := multipartBody(t, vcfFile("300.vcf", []byte(vcf.String())))
+	req, err := http.NewRequest(http.MethodPost, hs.URL+"/pgx/vcf", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Accept", pgxapi.NDJSONContentType)
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	all, err := io.ReadAll(io.TeeReader(resp.Body, writerFunc(func(p []byte) {
+		select {
+		case <-stopping:
+		default:
+			if bytes.Contains(p, []byte("\n")) {
+				close(stopping) // the first line is out: shutdown begins
+			}
+		}
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) == 0 || all[len(all)-1] != '\n' {
+		t.Fatalf("the stream does not end with a whole line: %q", all[max(0, len(all)-200):])
+	}
+	lines := strings.Split(strings.TrimSuffix(string(all), "\n"), "\n")
+	released, detail := wantShutdownLine(t, lines[len(lines)-1], "samples_released")
+	if released != len(lines)-1 || released >= 300 || !strings.Contains(detail, "resubmit") {
+		t.Errorf("samples_released = %d with %d sample lines before it; detail %q", released, len(lines)-1, detail)
+	}
+}
+
+// wantShutdownLine checks that line is an NDJSON error line of type
+// shutting-down (503) and returns its count named countKey and its detail.
+func wantShutdownLine(t *testing.T, line, countKey string) (released int, detail string) {
+	t.Helper()
+	var last map[string]any
+	if err := json.Unmarshal([]byte(line), &last); err != nil {
+		t.Fatalf("last line %q: %v", line, err)
+	}
+	if last["kind"] != "error" || last["type"] != httpx.TypeShuttingDown || last["status"] != float64(http.StatusServiceUnavailable) {
+		t.Errorf("last line = %s, want an error line of type %s", line, httpx.TypeShuttingDown)
+	}
+	n, _ := last[countKey].(float64)
+	d, _ := last["detail"].(string)
+	return int(n), d
+}
+
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }

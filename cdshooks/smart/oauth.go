@@ -423,6 +423,9 @@ func (s *Server) verifyIDToken(ctx context.Context, e *EHR, sc smartConfiguratio
 	if err != nil || len(msg.Signatures()) != 1 {
 		return audit.Principal{}, errors.New("the id_token is not a compact JWS")
 	}
+	if err := httpx.CheckNumericDates(msg.Payload()); err != nil {
+		return audit.Principal{}, fmt.Errorf("the id_token: %w", err)
+	}
 	alg := msg.Signatures()[0].ProtectedHeaders().Algorithm()
 	if !idTokenAlgs[alg] {
 		return audit.Principal{}, fmt.Errorf("the id_token's algorithm %q is not accepted", clip(alg.String(), 20))

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -474,4 +476,32 @@ func TestUninterpretableNeverReassures(t *testing.T) {
 		"subject":{"reference":"Patient/pat-1"}}`))
 	_, body = get(t, browser(t), a.launchURL("l-2"))
 	mustContain(t, body, "Observation/broken-1", "Some genomic results could not be read or tied to a gene")
+}
+
+// TestIDTokenNumericDates: exp, nbf and iat of the EHR's id_token must be
+// JSON numbers, as on the REST and CDS paths. The same claims written as
+// numbers (re-signed the same way) sign in, so the refusal is the type's.
+func TestIDTokenNumericDates(t *testing.T) {
+	now := time.Now()
+	num := map[string]any{"exp": now.Add(time.Hour).Unix(), "nbf": now.Add(-time.Minute).Unix(), "iat": now.Unix()}
+	for _, name := range []string{"", "exp", "nbf", "iat"} {
+		t.Run("string "+name, func(t *testing.T) {
+			claims := maps.Clone(num)
+			if name != "" {
+				claims[name] = strconv.FormatInt(num[name].(int64), 10)
+			}
+			a := newApp(t, func(_ *smart.EHR, e *smarttest.EHR) { e.IDTokenClaims = claims })
+			resp, body := get(t, browser(t), a.launchURL("l-1"))
+			if name == "" {
+				if resp.StatusCode != 200 {
+					t.Fatalf("numbers: status %d: %s", resp.StatusCode, body)
+				}
+				return
+			}
+			if resp.StatusCode != 502 {
+				t.Errorf("status %d, want 502", resp.StatusCode)
+			}
+			mustContain(t, body, "did not identify the user")
+		})
+	}
 }

@@ -233,7 +233,16 @@ func newServer(ctx context.Context, cfg serveConfig, log *zap.Logger, stderr io.
 		KeySets:            keySets,
 	}
 	if rdb != nil {
-		cdsCfg.Replay = redisstore.NewReplayCache(rdb, o.now)
+		replay := redisstore.NewReplayCache(rdb, o.now, cdshooks.ClockSkew)
+		openCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		since, err := replay.Open(openCtx)
+		cancel()
+		if err != nil {
+			log.Warn("the CDS jti replay store's epoch could not be read; every hook call checks it again", zap.Error(err))
+		} else {
+			log.Info("CDS jti replay store open: tokens issued before its record began are refused", zap.Time("record_since", since))
+		}
+		cdsCfg.Replay = replay
 	}
 	cds, err := cdshooks.New(svc, cdsCfg, log)
 	if err != nil {

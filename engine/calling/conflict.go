@@ -3,6 +3,7 @@ package calling
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -243,20 +244,60 @@ func (k *Caller) positionConflicts(ro *requestObs) {
 		chrom string
 		pos   int
 	}
-	at := map[key][]int{}
+	// Per position, the observations grouped by what they state: a
+	// position repeated n times is compared once per distinct statement,
+	// not n² times.
+	type group struct {
+		rep     *PositionObservation
+		members []*PositionObservation
+	}
+	at := map[key][]*group{}
+	over := map[key][]*PositionObservation{} // beyond maxStatements
 	var order []key
 	for i := range ro.obs {
-		kk := key{ro.obs[i].Chrom, ro.obs[i].Pos}
-		if at[kk] == nil {
+		o := &ro.obs[i]
+		kk := key{o.Chrom, o.Pos}
+		gs, seen := at[kk]
+		if !seen {
 			order = append(order, kk)
 		}
-		at[kk] = append(at[kk], i)
+		var g *group
+		for _, c := range gs {
+			if sameStatement(ro, c.rep, o) {
+				g = c
+				break
+			}
+		}
+		if g == nil {
+			if len(gs) == maxStatements {
+				over[kk] = append(over[kk], o)
+				continue
+			}
+			g = &group{rep: o}
+			at[kk] = append(gs, g)
+		}
+		g.members = append(g.members, o)
 	}
 	for _, kk := range order {
-		idx := at[kk]
-		for a := 0; a < len(idx); a++ {
-			for b := a + 1; b < len(idx); b++ {
-				x, y := &ro.obs[idx[a]], &ro.obs[idx[b]]
+		gs := at[kk]
+		if len(over[kk]) > 0 {
+			// Too many readings to compare: the position is a conflict.
+			msg := fmt.Sprintf("conflicting evidence at %s:%d: it is given with more than %d different genotypes, which are not compared one by one", kk.chrom, kk.pos, maxStatements)
+			for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
+				ro.add(di.def.Gene, ro.review, msg)
+			}
+			for _, o := range over[kk] {
+				ro.conflict(o.Source, msg)
+			}
+			for _, g := range gs {
+				for _, m := range g.members {
+					ro.conflict(m.Source, msg)
+				}
+			}
+		}
+		for a := 0; a < len(gs); a++ {
+			for b := a + 1; b < len(gs); b++ {
+				x, y := gs[a].rep, gs[b].rep
 				if x.Source == y.Source || !strings.EqualFold(x.Ref, y.Ref) || k.sameGenotype(ro, x, y) {
 					continue
 				}
@@ -265,11 +306,26 @@ func (k *Caller) positionConflicts(ro *requestObs) {
 				for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
 					ro.add(di.def.Gene, ro.review, msg)
 				}
-				ro.conflict(x.Source, msg)
-				ro.conflict(y.Source, msg)
+				for _, m := range gs[a].members {
+					ro.conflict(m.Source, msg)
+				}
+				for _, m := range gs[b].members {
+					ro.conflict(m.Source, msg)
+				}
 			}
 		}
 	}
+}
+
+// maxStatements bounds the different genotypes compared at one position.
+const maxStatements = 16
+
+// sameStatement reports whether two observations at one position state
+// exactly the same thing (REF, ALTs, genotype, and how their source is
+// read), so that comparing one stands for the other.
+func sameStatement(ro *requestObs, x, y *PositionObservation) bool {
+	return strings.EqualFold(x.Ref, y.Ref) && slices.Equal(x.GT, y.GT) && ro.unstated[x.Source] == ro.unstated[y.Source] &&
+		slices.EqualFunc(x.Alts, y.Alts, strings.EqualFold)
 }
 
 // obsBases returns the bases an observation states (REF as "REF"), and

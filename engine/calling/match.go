@@ -162,6 +162,7 @@ func (k *Caller) CallSample(obs []PositionObservation, opt CallOptions) SampleCa
 	var sc SampleCall
 	// Per gene, the observation at each definition position (by index).
 	perGene := make([][]*PositionObservation, len(k.Definitions))
+	var dups duplicates
 	for i := range obs {
 		o := &obs[i]
 		dis := k.idx.defPos[o.Chrom][o.Pos]
@@ -179,12 +180,13 @@ func (k *Caller) CallSample(obs []PositionObservation, opt CallOptions) SampleCa
 				perGene[di.ord] = m
 			}
 			if prev := m[pi]; prev != nil {
-				sc.Warnings = append(sc.Warnings, fmt.Sprintf("%s:%d is given twice (%s and %s); the first is used", o.Chrom, o.Pos, prev.Source, o.Source))
+				dups.add(prev, o, i)
 				continue
 			}
 			m[pi] = o
 		}
 	}
+	sc.Warnings = append(sc.Warnings, dups.warnings()...)
 	genes := opt.Genes
 	if genes == nil {
 		genes = k.idx.defGenes
@@ -704,4 +706,64 @@ func containsAllele(alleles []string, cell string) bool {
 		}
 	}
 	return false
+}
+
+// duplicates gathers the observations of a position given more than once,
+// so that a position repeated n times gives one warning, not n−1.
+type duplicates struct {
+	order []string
+	byPos map[string]*duplicate
+}
+
+// duplicate is one repeated position: the observation used, the number
+// of the others and the sources of the first few of them.
+type duplicate struct {
+	chrom  string
+	pos    int
+	first  string
+	others []string
+	n      int
+	last   int // index of the last observation counted
+}
+
+// maxDuplicateSources is how many repeated observations a warning names.
+const maxDuplicateSources = 3
+
+func (d *duplicates) add(first, o *PositionObservation, index int) {
+	key := fmt.Sprintf("%s:%d", o.Chrom, o.Pos)
+	if d.byPos == nil {
+		d.byPos = map[string]*duplicate{}
+	}
+	p := d.byPos[key]
+	if p == nil {
+		p = &duplicate{chrom: o.Chrom, pos: o.Pos, first: first.Source, last: -1}
+		d.byPos[key] = p
+		d.order = append(d.order, key)
+	}
+	if p.last == index {
+		return // the same observation, found again through another gene
+	}
+	p.last = index
+	p.n++
+	if len(p.others) < maxDuplicateSources {
+		p.others = append(p.others, o.Source)
+	}
+}
+
+// warnings returns one warning per repeated position, in the order found.
+func (d *duplicates) warnings() []string {
+	out := make([]string, 0, len(d.order))
+	for _, key := range d.order {
+		p := d.byPos[key]
+		if p.n == 1 {
+			out = append(out, fmt.Sprintf("%s:%d is given twice (%s and %s); the first is used", p.chrom, p.pos, p.first, p.others[0]))
+			continue
+		}
+		others := strings.Join(p.others, ", ")
+		if more := p.n - len(p.others); more > 0 {
+			others += fmt.Sprintf(" and %d more", more)
+		}
+		out = append(out, fmt.Sprintf("%s:%d is given %d times (%s, then %s); the first is used", p.chrom, p.pos, p.n+1, p.first, others))
+	}
+	return out
 }

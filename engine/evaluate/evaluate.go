@@ -205,6 +205,7 @@ func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engi
 	res.DataCompleteness = ev.completeness()
 	res.Confidence = ev.confidence()
 	ev.citations()
+	res.Warnings = engine.CapWarnings(res.Warnings)
 	return res
 }
 

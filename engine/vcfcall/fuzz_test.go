@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,10 +17,20 @@ import (
 // no panic; the run ends without error or with a refusal of the file; and
 // every genotype the reader accepts becomes valid position calls, so no
 // check fails (a check that could not be made would carry an error), the
-// only exception being alleles longer than the calls' 200-base limit.
+// only exception being alleles longer than the calls' 200-base limit. A
+// sample's warnings never exceed engine.MaxWarnings, whatever the file
+// repeats (large seeds: issue 25's repeated record, a position with 40
+// different alleles).
 func FuzzRunChecks(f *testing.F) {
 	kb := loadKB(f)
 	f.Add(threeSamples)
+	f.Add(string(repeatedRecordsVCF(20, 64<<10)))
+	var conflicting strings.Builder
+	conflicting.WriteString("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n")
+	for i := range 400 {
+		fmt.Fprintf(&conflicting, "chr10\t94781859\t.\tG\tG%s\t.\tPASS\t.\tGT\t%s\n", strings.Repeat("T", i%40+1), []string{"0/1", "1/1", "1|0"}[i%3])
+	}
+	f.Add(conflicting.String())
 	f.Add("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n" +
 		"chr10\t94781859\trs4244285\tG\tA,<*>,*\t.\tPASS\t.\tGT:DP\t2|1:3\t.\n" +
 		"chr13\t48045719\t.\tC\t.\t.\t.\t.\tGT\t0\t1/.\n")
@@ -47,6 +58,9 @@ func FuzzRunChecks(f *testing.F) {
 					}
 					if len(res.Checks) != 1 {
 						t.Fatalf("%d checks for one drug", len(res.Checks))
+					}
+					if len(res.Warnings) > engine.MaxWarnings {
+						t.Fatalf("%d warnings for one sample", len(res.Warnings))
 					}
 					if e := res.Checks[0].Error; e != "" && !longAllele(text) {
 						t.Fatalf("check failed: %s", e)

@@ -579,6 +579,7 @@ func (r *run) sample(index int, name string, obs []calling.PositionObservation) 
 		}
 		res.Genes = append(res.Genes, g)
 	}
+	res.Warnings = engine.CapWarnings(res.Warnings)
 	b, err := json.Marshal(res)
 	if err != nil {
 		return Sample{}, fmt.Errorf("vcfcall: encode the result of sample %q: %w", name, err)

@@ -464,6 +464,9 @@ func (v *OIDCVerifier) Verify(ctx context.Context, token string) (audit.Principa
 	if len(sigs) != 1 {
 		return audit.Principal{}, invalid("want exactly one signature")
 	}
+	if err := CheckNumericDates(msg.Payload()); err != nil {
+		return audit.Principal{}, invalid("%s", err)
+	}
 	h := sigs[0].ProtectedHeaders()
 	alg := h.Algorithm()
 	if !v.algs[alg] {

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,6 +192,21 @@ func sign(t testing.TB, k signingKey, c map[string]any) string {
 	return string(b)
 }
 
+// signAsWritten signs claims with k as they are written: jwt.Set would
+// turn a string date into a number.
+func signAsWritten(t testing.TB, k signingKey, c map[string]any) string {
+	t.Helper()
+	payload, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := jws.Sign(payload, jws.WithKey(k.alg, k.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // raw builds a compact token from a header, claims and a signature
 // function over "header.payload".
 func raw(t testing.TB, header, c map[string]any, sig func(signingInput []byte) []byte) string {
@@ -347,6 +363,10 @@ func TestAttackTable(t *testing.T) {
 			return string(b)
 		}())},
 		{"oversized token", bearer(strings.Repeat("a", 17<<10) + "." + parts[1] + "." + parts[2])},
+		{"exp as a string of digits", bearer(signAsWritten(t, good, with(func(m map[string]any) { m["exp"] = strconv.FormatInt(now.Add(time.Hour).Unix(), 10) })))},
+		{"nbf as a string of digits", bearer(signAsWritten(t, good, with(func(m map[string]any) { m["nbf"] = strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) })))},
+		{"iat as a string of digits", bearer(signAsWritten(t, good, with(func(m map[string]any) { m["iat"] = strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) })))},
+		{"exp as a JSON object", bearer(signAsWritten(t, good, with(func(m map[string]any) { m["exp"] = map[string]any{"s": 1} })))},
 	}
 
 	wantReason := map[string]string{
@@ -380,6 +400,10 @@ func TestAttackTable(t *testing.T) {
 		"ES256 key claimed as ES384":             "no key of the issuer suits",
 		"typ at+jwt":                             "not JWT",
 		"oversized token":                        "longer than",
+		"exp as a string of digits":              `\"exp\" must be a JSON number`,
+		"nbf as a string of digits":              `\"nbf\" must be a JSON number`,
+		"iat as a string of digits":              `\"iat\" must be a JSON number`,
+		"exp as a JSON object":                   `\"exp\" must be a JSON number`,
 	}
 	core, logs := observer.New(zapcore.DebugLevel)
 	h, reached := protectedServer(ti.verifier(t, c), zap.New(core))
@@ -424,6 +448,7 @@ func TestAttackTable(t *testing.T) {
 		"audience in a list":    sign(t, good, with(func(m map[string]any) { m["aud"] = []string{"x", testAudience} })),
 		"lower-case scheme":     valid,
 		"no nbf, no name/email": sign(t, good, with(func(m map[string]any) { delete(m, "nbf"); delete(m, "name"); delete(m, "email") })),
+		"signed as written":     signAsWritten(t, good, claims(iss, now)),
 	} {
 		t.Run("accepts "+name, func(t *testing.T) {
 			hdr := bearer(tok)

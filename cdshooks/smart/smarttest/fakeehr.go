@@ -24,6 +24,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
 	"github.com/lestrrat-go/jwx/v2/jwt"
 )
 
@@ -51,13 +52,16 @@ type EHR struct {
 	RedirectURI string
 
 	// Launch context.
-	Patient     string
-	Encounter   string
-	FHIRUser    string
-	AppContext  string
-	NeedBanner  *bool
-	NoIDToken   bool
-	TokenStatus int // when non-zero, the token endpoint fails with it
+	Patient    string
+	Encounter  string
+	FHIRUser   string
+	AppContext string
+	NeedBanner *bool
+	NoIDToken  bool
+	// IDTokenClaims replace claims of the id_tokens as written (a value
+	// of a type jwx would convert, such as a string "exp", stays as is).
+	IDTokenClaims map[string]any
+	TokenStatus   int // when non-zero, the token endpoint fails with it
 	// FHIRStatus makes a FHIR path ("/Observation") answer this status.
 	FHIRStatus map[string]int
 	// Resources are served by type: Patient by id, the others by search.
@@ -306,7 +310,35 @@ func (e *EHR) IDToken(fhirUser, aud string) string {
 	if err != nil {
 		panic(err)
 	}
+	if len(e.IDTokenClaims) == 0 {
+		return string(b)
+	}
+	// Sign the claims as written: jwt.Set would turn a string date into
+	// a number.
+	var m map[string]any
+	if err := json.Unmarshal(compactPayload(b), &m); err != nil {
+		panic(err)
+	}
+	for k, v := range e.IDTokenClaims {
+		m[k] = v
+	}
+	payload, _ := json.Marshal(m)
+	hdr := jws.NewHeaders()
+	_ = hdr.Set(jws.TypeKey, "JWT")
+	b, err = jws.Sign(payload, jws.WithKey(jwa.ES256, e.key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		panic(err)
+	}
 	return string(b)
+}
+
+// compactPayload returns the decoded payload of a compact JWS.
+func compactPayload(tok []byte) []byte {
+	msg, err := jws.Parse(tok, jws.WithCompact())
+	if err != nil {
+		panic(err)
+	}
+	return msg.Payload()
 }
 
 func (e *EHR) jwks(w http.ResponseWriter, _ *http.Request) {

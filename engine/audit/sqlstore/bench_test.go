@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,13 +14,23 @@ import (
 
 // BenchmarkAppend measures durable appends through the group-commit writer
 // to SQLite with 32 concurrent callers: the audit cost of one answer;
-// "sqlite-window=2ms" with a 2 ms commit window (Options.CommitWindow).
+// "sqlite-window=2ms" with a 2 ms commit window (Options.CommitWindow);
+// "sqlite-6KB" with a response of the size of a /pgx/check answer (6 KB;
+// the other cases carry a few bytes).
 func BenchmarkAppend(b *testing.B) {
 	backends := map[string]Options{
 		"sqlite":            {},
 		"sqlite-window=2ms": {CommitWindow: 2 * time.Millisecond},
+		"sqlite-6KB":        {},
 	}
 	for name, opts := range backends {
+		var payload []byte
+		if strings.HasSuffix(name, "-6KB") {
+			// Distinct text, as answers are: not a run compression would erase.
+			for i := 0; len(payload) < 6000; i++ {
+				payload = fmt.Appendf(payload, `{"gene":"CYP2C19","n":%d,"text":"recommendation %d"},`, i, i*7919)
+			}
+		}
 		b.Run(name, func(b *testing.B) {
 			var commits atomic.Int64
 			opts.OnCommit = func(CommitStats) { commits.Add(1) }
@@ -48,6 +60,9 @@ func BenchmarkAppend(b *testing.B) {
 						}
 						e := audittest.Entry(int(i))
 						e.Time = time.Now()
+						if payload != nil {
+							e.Response = payload
+						}
 						if _, err := s.Append(ctx, e); err != nil {
 							b.Error(err)
 							return

@@ -28,6 +28,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pgxsafety/pgxsafety/cdshooks"
 	"github.com/pgxsafety/pgxsafety/cdshooks/smart"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
 )
@@ -90,26 +91,90 @@ func (s *RateStore) AllowN(ctx context.Context, key string, l httpx.Limit, n int
 // replayKeyPrefix prefixes every key of the CDS replay cache.
 const replayKeyPrefix = "pgxsafety:cds:jti:"
 
+// epochKey holds the replay cache's epoch: "<unix ms>:<Redis run_id>",
+// when the record of used token ids began and which Redis process holds
+// it. It has no expiry.
+const epochKey = "pgxsafety:cds:epoch"
+
+// claimScript checks the epoch, then claims the jti (when KEYS[2] is
+// given). The record is lost, and a new epoch begins at ARGV[1], when the
+// epoch key is missing (a Redis restarted without persistence, FLUSHDB,
+// FLUSHALL, an eviction, a failover to an empty node) or names another
+// Redis process (a restart that reloaded an older snapshot, a failover to
+// a replica: ids written after the snapshot may be gone). A token issued
+// (ARGV[2]) before the epoch plus the skew (ARGV[4]) is refused: it may
+// have been used before the loss. Replies {state, epoch ms}: state 1
+// claimed, 0 already claimed (a replay), 2 issued before the epoch.
+var claimScript = redis.NewScript(`
+local runid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+local e = redis.call('GET', KEYS[1])
+local ms, rid
+if e then ms, rid = string.match(e, '^(%d+):(%x*)$') end
+if not ms or rid ~= runid then
+  ms = ARGV[1]
+  redis.call('SET', KEYS[1], ms .. ':' .. runid)
+end
+ms = tonumber(ms)
+if #KEYS < 2 then return {1, ms} end
+if tonumber(ARGV[2]) < ms + tonumber(ARGV[4]) then return {2, ms} end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[3]) then return {1, ms} end
+return {0, ms}
+`)
+
 // ReplayCache is the CDS jti replay cache shared by every replica through
-// Redis.
+// Redis. It detects the loss of its own record (see claimScript) and then
+// refuses the tokens issued before the loss (cdshooks.EpochError).
 type ReplayCache struct {
-	c   *redis.Client
-	now func() time.Time
+	c    *redis.Client
+	now  func() time.Time
+	skew time.Duration
 }
 
-// NewReplayCache returns a replay cache in rdb; now is the service clock.
-func NewReplayCache(rdb *redis.Client, now func() time.Time) *ReplayCache {
-	return &ReplayCache{c: rdb, now: now}
+// NewReplayCache returns a replay cache in rdb; now is the service clock
+// and skew the clock skew the token checks allow (cdshooks.ClockSkew).
+func NewReplayCache(rdb *redis.Client, now func() time.Time, skew time.Duration) *ReplayCache {
+	return &ReplayCache{c: rdb, now: now, skew: skew}
 }
 
-// Claim sets the key only if it does not exist (SET NX) with the remaining
-// lifetime as its expiry; it reports false for a key already claimed.
-func (r *ReplayCache) Claim(ctx context.Context, key string, until time.Time) (bool, error) {
-	ttl := until.Sub(r.now())
+// Open writes the epoch when Redis holds none (or one of another Redis
+// process) and returns when the record began. serve calls it at start;
+// Claim checks the epoch again on every call, so a loss after Open is
+// detected too.
+func (r *ReplayCache) Open(ctx context.Context) (time.Time, error) {
+	_, since, err := r.run(ctx, []string{epochKey}, r.now(), 0)
+	return since, err
+}
+
+// Claim checks the epoch and sets the key only if it does not exist (SET
+// NX) with the remaining lifetime as its expiry; it reports false for a
+// key already claimed and a *cdshooks.EpochError for a token issued
+// before the epoch (plus the skew).
+func (r *ReplayCache) Claim(ctx context.Context, key string, issued, until time.Time) (bool, error) {
+	now := r.now()
+	ttl := until.Sub(now)
 	if ttl < time.Second {
 		ttl = time.Second
 	}
-	return r.c.SetNX(ctx, replayKeyPrefix+key, 1, ttl).Result()
+	state, since, err := r.run(ctx, []string{epochKey, replayKeyPrefix + key}, issued, ttl)
+	switch {
+	case err != nil:
+		return false, err
+	case state == 2:
+		return false, &cdshooks.EpochError{Since: since}
+	}
+	return state == 1, nil
+}
+
+// run runs claimScript and returns its state and epoch.
+func (r *ReplayCache) run(ctx context.Context, keys []string, issued time.Time, ttl time.Duration) (int64, time.Time, error) {
+	res, err := claimScript.Run(ctx, r.c, keys, r.now().UnixMilli(), issued.UnixMilli(), ttl.Milliseconds(), r.skew.Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("replay cache: redis: %w", err)
+	}
+	if len(res) != 2 {
+		return 0, time.Time{}, fmt.Errorf("replay cache: redis: unexpected reply %v", res)
+	}
+	return res[0], time.UnixMilli(res[1]), nil
 }
 
 // Release deletes a claimed key (the call that claimed it gave no answer).
