@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		chunk       = fs.String("chunk", "", "answer only part K of N of the samples (K/N; for workflows)")
 		samplesFile = fs.String("samples-file", "", "call only the samples named in FILE, one a line (adds to --sample)")
 		perSample   = fs.String("per-sample", "", "also write each sample's answer to a file of its own in DIR")
-		perFormat   = fs.String("per-sample-format", "json", "the format of the --per-sample files: json")
+		perFormat   = fs.String("per-sample-format", "json", "the format of the --per-sample files: json (SAMPLE.json), fhir (SAMPLE.fhir.json) or html (SAMPLE.html)")
 		perPass     = fs.Int("samples-per-pass", 0, fmt.Sprintf("samples called per reading of the file (default %d)", vcfcall.DefaultSamplesPerPass))
 		minGQ       = fs.Int("min-gq", defGQ, "genotype quality below which a position is a no-call (0: no threshold)")
 		minDP       = fs.Int("min-dp", defDP, "read depth (a gVCF block's MIN_DP) below which a position is a no-call (0: no threshold)")
@@ -112,8 +113,8 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			samples = listFlag{} // an empty file asks for no sample
 		}
 	}
-	if *perFormat != "json" {
-		return usageError("call: --per-sample-format must be json, got %q", *perFormat)
+	if !slices.Contains(perSampleFormats, *perFormat) {
+		return usageError("call: --per-sample-format must be %s, got %q", orList(perSampleFormats), *perFormat)
 	}
 	var part chunkSpec
 	if *chunk != "" {
@@ -187,6 +188,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		defer ps.abort()
+		ps.setFormat(*perFormat, kb, filepath.Base(name), drugs)
 		emit = func(ch *vcfcall.Chunk) error {
 			if err := ps.samples(ch); err != nil {
 				return err

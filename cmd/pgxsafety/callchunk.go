@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +13,11 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/evaluate"
+	"github.com/pgxsafety/pgxsafety/engine/report"
 	"github.com/pgxsafety/pgxsafety/engine/vcf"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
+	"github.com/pgxsafety/pgxsafety/fhir"
 	"github.com/pgxsafety/pgxsafety/pgxapi"
 )
 
@@ -159,6 +164,43 @@ type perSampleWriter struct {
 	head     []byte
 	names    map[string]string // file name -> sample
 	buf      []byte
+	// render writes a sample's file in a format other than json (nil:
+	// json); ext is its file name's ending.
+	render func(smp *vcfcall.Sample) ([]byte, error)
+	ext    string
+}
+
+// perSampleFormats are the formats of --per-sample-format.
+var perSampleFormats = []string{"json", "fhir", "html"}
+
+// setFormat makes the writer write format: json (the sample's answer),
+// fhir (its Genomics Reporting Bundle, SAMPLE.fhir.json) or html (its lab
+// report, SAMPLE.html), each rendered from the same answer.
+func (p *perSampleWriter) setFormat(format string, kb *evaluate.Engine, file string, drugs []string) {
+	switch format {
+	case "fhir":
+		p.ext = ".fhir.json"
+		p.render = func(smp *vcfcall.Sample) ([]byte, error) {
+			r, err := fhir.SampleReportFromJSON(smp.Result)
+			if err != nil {
+				return nil, err
+			}
+			b, err := fhir.BuildGenomicsBundle(r, fhir.ReportMeta{KnowledgeVersion: kb.Version.Label, Issued: batchNow(),
+				Source: "pgxsafety call " + file + " sample " + smp.Name + " (offline, not audited)"})
+			return append(b, '\n'), err
+		}
+	case "html":
+		p.ext = ".html"
+		meta := report.Meta{Origin: "pgxsafety call (offline)", Offline: true, FileName: file,
+			Drugs: drugs, KnowledgeVersion: kb.Version.Label, Generated: batchNow()}
+		p.render = func(smp *vcfcall.Sample) ([]byte, error) {
+			var b bytes.Buffer
+			err := errors.Join(report.WriteHead(&b, meta),
+				report.WriteSample(&b, meta, 0, report.Sample{Result: smp.Result, Digest: smp.ResultDigest}),
+				report.WriteEnd(&b))
+			return b.Bytes(), err
+		}
+	}
 }
 
 func newPerSampleWriter(dir, knowledgeVersion string) (*perSampleWriter, error) {
@@ -195,10 +237,23 @@ func (p *perSampleWriter) samples(ch *vcfcall.Chunk) error {
 	for i := range ch.Samples {
 		smp := &ch.Samples[i]
 		name := sampleFileName(smp.Name)
+		if p.render != nil {
+			name = strings.TrimSuffix(name, ".json") + p.ext
+		}
 		if other, dup := p.names[name]; dup {
 			return fmt.Errorf("--per-sample: samples %q and %q would both be written to %s", other, smp.Name, name)
 		}
 		p.names[name] = smp.Name
+		if p.render != nil {
+			b, err := p.render(smp)
+			if err != nil {
+				return fmt.Errorf("--per-sample: sample %q: %w", smp.Name, err)
+			}
+			if err := os.WriteFile(filepath.Join(p.tmp, name), b, 0o644); err != nil {
+				return fmt.Errorf("--per-sample: %w", err)
+			}
+			continue
+		}
 		// The head's members, then the sample's answer without its opening
 		// brace. No index: a sample's position depends on the chunking.
 		p.buf = append(append(append(p.buf[:0], p.head...), ','), smp.Result[1:]...)

@@ -188,3 +188,36 @@ func FuzzParseChunk(f *testing.F) {
 		}
 	})
 }
+
+// TestCallPerSampleFormats: --per-sample-format fhir and html write each
+// sample's Genomics Reporting Bundle (SAMPLE.fhir.json) or lab report
+// (SAMPLE.html) beside the calls table, rendered from the same answers;
+// another format is a usage error.
+func TestCallPerSampleFormats(t *testing.T) {
+	vcf := filepath.Join(datapacktest.PharmCATTestVCFs(t), "org", "pharmgkb", "pharmcat", "100samples.vcf.bgz")
+	for _, tc := range []struct{ format, ext, must string }{
+		{"fhir", ".fhir.json", `"resourceType":"Bundle"`},
+		{"html", ".html", "<!DOCTYPE html>"},
+	} {
+		dir := filepath.Join(t.TempDir(), "per-sample")
+		_, stderr, err := runArgs(t, "call", vcf, "--samples", "s1,s2", "--format", "tsv", "--per-sample", dir, "--per-sample-format", tc.format)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.format, err, stderr)
+		}
+		for _, s := range []string{"s1", "s2"} {
+			b, err := os.ReadFile(filepath.Join(dir, s+tc.ext))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.format, err)
+			}
+			if !strings.Contains(string(b), tc.must) || !strings.Contains(string(b), s) {
+				t.Errorf("%s of %s lacks %q or the sample name: %.200s", tc.format, s, tc.must, b)
+			}
+			if tc.format == "html" && strings.Contains(string(b), "Run record") {
+				t.Errorf("a sample's own report holds the run's record")
+			}
+		}
+	}
+	if _, _, err := runArgs(t, "call", vcf, "--per-sample", t.TempDir(), "--per-sample-format", "xml"); err == nil || !strings.Contains(err.Error(), "--per-sample-format must be json, fhir or html") {
+		t.Errorf("unknown per-sample format: %v", err)
+	}
+}

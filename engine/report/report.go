@@ -124,6 +124,11 @@ func WriteTail(w io.Writer, m Meta, c Closing) error {
 	return execute(w, "tail", tailView{Meta: m, Closing: c, Generated: formatTime(m.Generated)})
 }
 
+// WriteEnd closes a document of one sample written on its own (a
+// workflow's per-sample report): no run record, which belongs to the run's
+// own report.
+func WriteEnd(w io.Writer) error { return execute(w, "end", nil) }
+
 // execute renders a template completely before writing it.
 func execute(w io.Writer, name string, data any) error {
 	var buf bytes.Buffer

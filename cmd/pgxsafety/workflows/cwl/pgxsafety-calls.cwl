@@ -31,7 +31,7 @@ inputs:
   per_sample_format:
     type: string
     default: json
-    doc: The format of the per-sample answers (pgxsafety call --per-sample-format).
+    doc: The format of the per-sample answers (pgxsafety call --per-sample-format json, fhir or html).
   min_gq:
     type: int?
     doc: Genotype quality below which a position is a no-call (pgxsafety call --min-gq).
@@ -49,7 +49,7 @@ outputs:
     outputSource: gather/calls_table
   per_sample:
     type: Directory
-    doc: Each sample's answer, SAMPLE.json.
+    doc: Each sample's answer, SAMPLE.json (or SAMPLE.fhir.json, SAMPLE.html by per_sample_format).
     outputSource: gather/per_sample
 
 steps:
