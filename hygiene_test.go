@@ -105,3 +105,21 @@ func repoFiles(t *testing.T) []string {
 	}
 	return files
 }
+
+// TestREADMESampleInputsExist: every testdata/ path the README tells a
+// newcomer to use is in the repository.
+func TestREADMESampleInputsExist(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := regexp.MustCompile(`testdata/[A-Za-z0-9_./-]+\.[a-z]+`).FindAllString(string(b), -1)
+	if len(paths) < 3 {
+		t.Fatalf("the README names %d sample inputs under testdata/, want a VCF, a CSV and a CDS request", len(paths))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("README names %s: %v", p, err)
+		}
+	}
+}

@@ -59,7 +59,7 @@ a review, positions not called, untested alleles), its columns named as
 in PharmCAT's calls-only TSV where they mean the same (docs/workflows.md);
 it has no drug checks (--drug is refused with it). --per-sample DIR also
 writes each sample's answer to a file of its own, DIR/SAMPLE.json
-(--per-sample-format json, the default). --samples (a comma-
+(--per-sample-format json, the default; fhir or html). --samples (a comma-
 separated list) and --samples-file (one name a line) add to --sample.
 --chunk K/N answers only part K of N of the samples asked for (default
 every sample), cut in the file's column order into contiguous parts whose
