@@ -479,30 +479,41 @@ func TestEvidenceLedgerCases(t *testing.T) {
 			if diff := cmp.Diff(tt.want, genotypeOf(res, gene)); diff != "" {
 				t.Errorf("genotype (-want +got):\n%s", diff)
 			}
-			var ledger []string
-			for _, e := range res.Evidence {
-				state := map[engine.EvidenceState]string{engine.EvidenceUsed: "used", engine.EvidenceConflicting: "conflicting", engine.EvidenceNotPlaceable: "not_placeable"}[e.State]
-				ledger = append(ledger, fmt.Sprintf("%s %s %v", e.Field, state, e.Genes))
-				if (e.State == engine.EvidenceUsed) != (e.Reason == "") {
-					t.Errorf("%s: state %s with reason %q", e.Field, state, e.Reason)
-				}
-			}
-			if diff := cmp.Diff(tt.ledger, ledger); diff != "" {
-				t.Errorf("evidence ledger (-want +got):\n%s", diff)
-			}
-			var reviews []string
-			for _, a := range res.Alerts {
-				if a.Gene == gene && strings.Contains(a.Message, "Could not interpret") {
-					reviews = append(reviews, a.Message)
-				}
-			}
-			switch {
-			case tt.review == "" && len(reviews) > 0:
-				t.Errorf("review where the evidence decides: %q", reviews)
-			case tt.review != "" && !strings.Contains(strings.Join(reviews, " "), tt.review):
-				t.Errorf("review %q does not say %q", reviews, tt.review)
-			}
+			checkLedgerAndReview(t, res, gene, tt.ledger, tt.review)
 		})
+	}
+}
+
+// checkLedgerAndReview compares the result's evidence ledger ("field
+// state [genes]" per entry; a reason exactly when not used) with want,
+// and its review alerts for gene with review: "" for none, else text
+// they must contain.
+func checkLedgerAndReview(t *testing.T, res engine.Result, gene string, want []string, review string) {
+	t.Helper()
+	names := map[engine.EvidenceState]string{engine.EvidenceUsed: "used", engine.EvidenceConflicting: "conflicting",
+		engine.EvidenceNotPlaceable: "not_placeable", engine.EvidenceNotPassing: "not_passing"}
+	var ledger []string
+	for _, e := range res.Evidence {
+		state := names[e.State]
+		ledger = append(ledger, fmt.Sprintf("%s %s %v", e.Field, state, e.Genes))
+		if (e.State == engine.EvidenceUsed) != (e.Reason == "") {
+			t.Errorf("%s: state %s with reason %q", e.Field, state, e.Reason)
+		}
+	}
+	if diff := cmp.Diff(want, ledger); diff != "" {
+		t.Errorf("evidence ledger (-want +got):\n%s", diff)
+	}
+	var reviews []string
+	for _, a := range res.Alerts {
+		if a.Gene == gene && strings.Contains(a.Message, "Could not interpret") {
+			reviews = append(reviews, a.Message)
+		}
+	}
+	switch {
+	case review == "" && len(reviews) > 0:
+		t.Errorf("review where the evidence decides: %q", reviews)
+	case review != "" && !strings.Contains(strings.Join(reviews, " "), review):
+		t.Errorf("review %q does not say %q", reviews, review)
 	}
 }
 

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -178,33 +177,10 @@ func TestOutsideCallsOnCheck(t *testing.T) {
 			if tt.severity != 0 && res.OverallSeverity != tt.severity {
 				t.Errorf("overall severity %v, want %v; alerts %q", res.OverallSeverity, tt.severity, alertMessages(res))
 			}
-			var ledger []string
-			for _, e := range res.Evidence {
-				state := map[engine.EvidenceState]string{engine.EvidenceUsed: "used", engine.EvidenceConflicting: "conflicting",
-					engine.EvidenceNotPlaceable: "not_placeable", engine.EvidenceNotPassing: "not_passing"}[e.State]
-				ledger = append(ledger, fmt.Sprintf("%s %s %v", e.Field, state, e.Genes))
-				if (e.State == engine.EvidenceUsed) != (e.Reason == "") {
-					t.Errorf("%s: state %s with reason %q", e.Field, state, e.Reason)
-				}
-			}
-			if diff := cmp.Diff(tt.ledger, ledger); diff != "" {
-				t.Errorf("evidence ledger (-want +got):\n%s", diff)
-			}
 			if tt.warn != "" && !strings.Contains(strings.Join(res.Warnings, "\n"), tt.warn) {
 				t.Errorf("warnings %q do not say %q", res.Warnings, tt.warn)
 			}
-			var reviews []string
-			for _, a := range res.Alerts {
-				if a.Gene == tt.gene && strings.Contains(a.Message, "Could not interpret") {
-					reviews = append(reviews, a.Message)
-				}
-			}
-			switch {
-			case tt.review == "" && len(reviews) > 0:
-				t.Errorf("review where the evidence decides: %q", reviews)
-			case tt.review != "" && !strings.Contains(strings.Join(reviews, " "), tt.review):
-				t.Errorf("review %q does not say %q", reviews, tt.review)
-			}
+			checkLedgerAndReview(t, res, tt.gene, tt.ledger, tt.review)
 		})
 	}
 }
