@@ -20,26 +20,28 @@ import (
 // TestFHIRRoundTrip: the Genomics Reporting Bundle written for a sample
 // (fhir.BuildGenomicsBundle of its /pgx/vcf answer), sent back as the
 // pgxObservations prefetch of pgx-order-select for one of the drugs
-// checked, gives a card for every finding of the original answer with
-// the same indicator and gene (a review finding may instead be named in
-// the card of results that could not be used), no info card, and every
-// gene in review is named as not interpreted, never read as normal.
-// Known differences, by input form: the "confirm with a complete
-// genotype" INFO of a gene read from VCF positions is not repeated (a
-// Genotype Observation states the whole gene), and the review said beside
-// an actionable reading is in the Genotype's interpretation and notes, not
-// a card.
+// checked, gives the cards of the original answer: for every finding with
+// a gene a card of the same indicator naming the gene — a confirmed
+// finding, the review said beside an actionable reading (CYP2C19 *2/*2
+// with a tier-1 position missing: critical and a review), the "may be
+// incomplete" caution of a reading with definition positions not called
+// (CYP2C9 in NA12878 for warfarin) — and
+// no card the original has no finding for. A review of a gene whose
+// Genotype is not interpreted may instead be named in the card of results
+// that could not be used, and every such gene is named there, never read
+// as normal.
 func TestFHIRRoundTrip(t *testing.T) {
 	cases := []struct {
 		file  string
 		drugs []string
 	}{
 		{datapacktest.Path(t, "pgx", "getrm-dev", "NA18855.g.vcf.gz"), []string{"clopidogrel", "codeine", "warfarin", "simvastatin"}},
-		{datapacktest.Path(t, "pgx", "getrm-dev", "NA12878.g.vcf.gz"), []string{"clopidogrel", "codeine", "fluorouracil"}},
+		{datapacktest.Path(t, "pgx", "getrm-dev", "NA12878.g.vcf.gz"), []string{"clopidogrel", "codeine", "fluorouracil", "warfarin", "simvastatin"}},
 		{filepath.Join(datapacktest.PharmCATTestVCFs(t), "org", "pharmgkb", "pharmcat", "haplotype", "cyp2c19", "s2s2.vcf"), []string{"clopidogrel"}},
 	}
 	e := newEnv(t)
 	base := readRequest(t, "order-select-clopidogrel-cyp2c19-pm")
+	kinds := map[string]int{}
 	for _, tc := range cases {
 		open := func() (io.ReadCloser, error) { return os.Open(tc.file) }
 		_, err := vcfcall.Run(context.Background(), kb, open, vcfcall.Options{Drugs: tc.drugs, Wire: pgxapi.WireResult}, func(c *vcfcall.Chunk) error {
@@ -55,7 +57,9 @@ func TestFHIRRoundTrip(t *testing.T) {
 				}
 				for _, chk := range rep.Checks {
 					t.Run(filepath.Base(tc.file)+" "+s.Name+" "+chk.Drug, func(t *testing.T) {
-						roundTrip(t, e, base, bundle, chk)
+						for k, n := range roundTrip(t, e, base, bundle, chk) {
+							kinds[k] += n
+						}
 					})
 				}
 			}
@@ -65,9 +69,39 @@ func TestFHIRRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The cases hold each kind of finding the round trip must keep.
+	for _, k := range []string{findingConfirmed, findingReviewBeside, findingCaution, findingReview} {
+		if kinds[k] == 0 {
+			t.Errorf("no case has a %s finding; the round trip of that kind is untested (%v)", k, kinds)
+		}
+	}
 }
 
-func roundTrip(t *testing.T, e *env, base []byte, bundle json.RawMessage, chk fhir.ReportCheck) {
+// Kinds of finding of the original answer.
+const (
+	findingConfirmed    = "confirmed"
+	findingReviewBeside = "review beside a confirmed finding"
+	findingCaution      = "may-be-incomplete caution"
+	findingReview       = "review"
+)
+
+// findingKind sorts an alert of the original answer, and says what its
+// card must say ("" anything).
+func findingKind(a fhir.ReportAlert, confirmed map[string]bool) (kind, says string) {
+	switch {
+	case a.Category == "genotype-confirmed":
+		return findingConfirmed, ""
+	case a.Severity == "INFO" && a.TestRecommended:
+		return findingCaution, "may be incomplete"
+	case confirmed[a.Gene]:
+		return findingReviewBeside, "review"
+	}
+	return findingReview, ""
+}
+
+// roundTrip checks one drug's cards against the original answer and counts
+// the original's findings by kind.
+func roundTrip(t *testing.T, e *env, base []byte, bundle json.RawMessage, chk fhir.ReportCheck) map[string]int {
 	t.Helper()
 	body := editJSON(t, base, func(m map[string]any) {
 		ctx := m["context"].(map[string]any)
@@ -83,10 +117,17 @@ func roundTrip(t *testing.T, e *env, base []byte, bundle json.RawMessage, chk fh
 	})
 	resp := decodeResponse(t, e.hook(body))
 	var notice *cdshooks.Card
+	var cards []cdshooks.Card // the cards of findings
 	for i, c := range resp.Cards {
 		if strings.HasPrefix(c.Summary, "Some genomic results could not be used") {
 			notice = &resp.Cards[i]
+			continue
 		}
+		cards = append(cards, c)
+	}
+	notInterpreted := map[string]bool{}
+	for _, g := range reviewGenes(t, bundle) {
+		notInterpreted[g] = true
 	}
 	confirmed := map[string]bool{}
 	for _, a := range chk.Result.Alerts {
@@ -94,43 +135,38 @@ func roundTrip(t *testing.T, e *env, base []byte, bundle json.RawMessage, chk fh
 			confirmed[a.Gene] = true
 		}
 	}
+	kinds := map[string]int{}
+	matched := make([]bool, len(cards))
 	for _, a := range chk.Result.Alerts {
 		ind := indicatorOf(a.Severity)
-		switch {
-		case a.Severity == "INFO" && a.TestRecommended:
-			// "Confirm with a complete GENE genotype": said of a gene read
-			// from positions only; a Genotype Observation is a complete
-			// genotype, so the card is not expected.
-			continue
-		case ind == "" || a.Gene == "":
-			continue
-		case a.Category != "genotype-confirmed" && confirmed[a.Gene]:
-			// A review beside an actionable reading: the Genotype holds the
-			// reading (its interpretation and notes say review); the
-			// reading's card is the one expected.
+		if ind == "" || a.Gene == "" {
 			continue
 		}
+		kind, says := findingKind(a, confirmed)
+		kinds[kind]++
 		found := false
-		for _, c := range resp.Cards {
-			if c.Indicator == ind && strings.Contains(c.Summary, a.Gene) {
-				found = true
+		for i, c := range cards {
+			if kind == findingConfirmed && strings.Contains(c.Summary, "not interpreted") {
+				continue // a finding is not answered by a review
+			}
+			if c.Indicator == ind && strings.Contains(c.Summary, a.Gene) && strings.Contains(c.Summary, says) {
+				found, matched[i] = true, true
 			}
 		}
-		if !found && a.Category != "genotype-confirmed" && notice != nil && strings.Contains(notice.Detail, a.Gene) {
+		if !found && kind == findingReview && notInterpreted[a.Gene] && notice != nil && strings.Contains(notice.Detail, a.Gene) {
 			found = true // a review named in the notice of results not used
 		}
 		if !found {
-			t.Errorf("no %s card for %s (original: %s)", ind, a.Gene, a.Action)
+			t.Errorf("no %s card naming %s for its finding (%s) saying %q (original: %s)", ind, a.Gene, kind, says, a.Message)
 		}
 	}
-	for _, c := range resp.Cards {
-		if c.Indicator == "critical" || c.Indicator == "warning" {
-			continue
+	for i, c := range cards {
+		if !matched[i] {
+			t.Errorf("a %s card the original answer has no finding for: %s", c.Indicator, c.Summary)
 		}
-		t.Errorf("unexpected %s card: %s", c.Indicator, c.Summary)
 	}
 	// A gene in review is never read back as a result to act on as normal.
-	for _, g := range reviewGenes(t, bundle) {
+	for g := range notInterpreted {
 		for _, c := range resp.Cards {
 			if strings.Contains(c.Summary, g+" Normal") {
 				t.Errorf("%s is in review but a card reads it normal: %s", g, c.Summary)
@@ -142,6 +178,7 @@ func roundTrip(t *testing.T, e *env, base []byte, bundle json.RawMessage, chk fh
 			t.Errorf("%s is in review and the notice does not name it:\n%s", g, notice.Detail)
 		}
 	}
+	return kinds
 }
 
 // reviewGenes are the genes whose Genotype the Bundle writes as not

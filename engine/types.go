@@ -44,6 +44,26 @@ type Request struct {
 	// arcasHLA), each as the tool wrote it (engine/outside); a call of a
 	// gene is read as that gene's diplotype (engine/calling/outside.go).
 	OutsideCalls []string `json:"outside_calls,omitempty"`
+	// DiplotypeCaveats are what the lab's result says beside a diplotype
+	// of Diplotypes (a Genomics Reporting Genotype read back, fhir): why
+	// the gene needs review, and the definition positions its call left
+	// uncalled. The keys are genes of Diplotypes.
+	DiplotypeCaveats map[string]DiplotypeCaveat `json:"diplotype_caveats,omitempty"`
+}
+
+// DiplotypeCaveat is what a result says beside a gene's diplotype. A
+// review keeps the diplotype only when it is actionable (none of its
+// readings could read as normal), with a review alert naming the reasons;
+// positions not called make the reading partial (the alleles defined
+// there are untested), as a call from a VCF with those positions missing.
+type DiplotypeCaveat struct {
+	// Review names why the result needs review.
+	Review []string `json:"review,omitempty"`
+	// PositionsNotCalled are definition positions without a called
+	// genotype ("chr10:94842866 rs3758581").
+	PositionsNotCalled []string `json:"positions_not_called,omitempty"`
+	// UntestedAlleles are the alleles defined at those positions.
+	UntestedAlleles []string `json:"untested_alleles,omitempty"`
 }
 
 // Severity of an alert, ordered: a higher value is more severe. Its
@@ -369,8 +389,11 @@ type EvidenceItem struct {
 }
 
 // Input size limits: no drug name is near 200 bytes, and free-text
-// context beyond 1,000 bytes is not clinical context.
+// context beyond 1,000 bytes is not clinical context. A caveat list holds
+// at most 1,000 items of at most 1,000 bytes, above the definition
+// positions and alleles of any gene of the knowledge.
 const (
 	MaxDrugNameBytes = 200
 	MaxContextBytes  = 1000
+	MaxCaveatItems   = 1000
 )

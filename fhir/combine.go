@@ -48,9 +48,12 @@ type geneCall struct {
 	value        string            // diplotype ("*2/*2"); "" for HLA
 	hla          map[string]string // HLA: keyed allele → positive / negative
 	hlaAmbiguous []string
-	notes        []string
-	res          *GenomicResult
-	when         int64
+	// caveat is what the Genotype says beside its diplotype (components
+	// coded in SystemCaveat).
+	caveat engine.DiplotypeCaveat
+	notes  []string
+	res    *GenomicResult
+	when   int64
 }
 
 // posCall is a position-level call read from a Variant Observation.
@@ -149,6 +152,13 @@ func (m *Mapper) combine(g *Genomics, reads []obsRead) {
 				Message: fmt.Sprintf("%s: %s", gene, note)})
 		}
 		c := calls[pick]
+		if note == "" {
+			// Results that agree: what any of them says beside the
+			// diplotype is said (a review is never dropped).
+			for _, o := range calls {
+				c.caveat = mergeCaveat(c.caveat, o.caveat)
+			}
+		}
 		c.res.Used = true
 		typed[gene] = "genotype"
 		m.applyCall(g, gene, c)
@@ -291,6 +301,13 @@ func (m *Mapper) applyCall(g *Genomics, gene string, c geneCall) {
 	}
 	if c.value != "" {
 		g.Diplotypes[gene] = c.value
+		if cv := c.caveat; len(cv.Review)+len(cv.PositionsNotCalled)+len(cv.UntestedAlleles) > 0 {
+			if g.Caveats == nil {
+				g.Caveats = map[string]engine.DiplotypeCaveat{}
+			}
+			g.Caveats[gene] = cv
+			c.res.Note = strings.TrimPrefix(c.res.Note+"; "+caveatNote(cv), "; ")
+		}
 	}
 	for _, a := range c.hlaAmbiguous {
 		reason := fmt.Sprintf("the typing %q does not tell whether %s is carried (alternatives disagree)", c.res.Value, a)
@@ -356,7 +373,17 @@ func (m *Mapper) genotype(obs *opb.Observation) (gene string, call geneCall, rc 
 	if len(cands) == 0 {
 		return gene, call, nil, value, fmt.Errorf("the genotype has no value")
 	}
+	cv, err := caveatOf(obs)
+	if err != nil {
+		return gene, call, nil, value, err
+	}
+	inReview := func() error {
+		return fmt.Errorf("%s result reported as needing review: %s", gene, strings.Join(cv.Review, "; "))
+	}
 	if strings.HasPrefix(gene, "HLA-") {
+		if len(cv.Review) > 0 {
+			return gene, call, nil, value, inReview()
+		}
 		r, err := readHLAValue(gene, cands, m.hlaKeyed()[gene])
 		if err != nil {
 			return gene, call, nil, value, fmt.Errorf("%s genotype %q could not be read: %v", gene, cands[0], err)
@@ -365,11 +392,76 @@ func (m *Mapper) genotype(obs *opb.Observation) (gene string, call geneCall, rc 
 		return gene, call, nil, value, nil
 	}
 	d, rc, notes, err := m.diplotypeValue(gene, cands)
-	if err != nil {
+	switch {
+	case len(cv.Review) > 0 && (err != nil || rc != nil):
+		// Not a diplotype the review could be kept beside: the result
+		// is present and not interpreted, for the reasons given.
+		return gene, call, nil, value, inReview()
+	case err != nil:
 		return gene, call, nil, value, fmt.Errorf("%s genotype %q is not a diplotype of the CPIC allele definitions (%v)", gene, cands[0], err)
 	}
-	call.value, call.notes = d, notes
+	call.value, call.notes, call.caveat = d, notes, cv
 	return gene, call, rc, value, nil
+}
+
+// caveatOf reads a Genotype's caveats: its components coded in
+// SystemCaveat, each one item (valueString). Lists beyond the engine's
+// bounds are refused: the result is then not interpreted.
+func caveatOf(obs *opb.Observation) (engine.DiplotypeCaveat, error) {
+	var c engine.DiplotypeCaveat
+	for _, comp := range obs.GetComponent() {
+		var list *[]string
+		switch {
+		case hasCode(comp.GetCode(), SystemCaveat, CaveatReview):
+			list = &c.Review
+		case hasCode(comp.GetCode(), SystemCaveat, CaveatPositionNotCalled):
+			list = &c.PositionsNotCalled
+		case hasCode(comp.GetCode(), SystemCaveat, CaveatUntestedAllele):
+			list = &c.UntestedAlleles
+		default:
+			continue
+		}
+		v := strings.TrimSpace(comp.GetValue().GetStringValue().GetValue())
+		switch {
+		case v == "":
+			return c, fmt.Errorf("a caveat component (%s) has no valueString", SystemCaveat)
+		case len(v) > engine.MaxContextBytes:
+			return c, fmt.Errorf("a caveat component (%s) is over %d bytes", SystemCaveat, engine.MaxContextBytes)
+		case len(*list) == engine.MaxCaveatItems:
+			return c, fmt.Errorf("more than %d caveat components (%s) of one kind", engine.MaxCaveatItems, SystemCaveat)
+		}
+		if !containsString(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	return c, nil
+}
+
+// mergeCaveat is a with the items of b it lacks.
+func mergeCaveat(a, b engine.DiplotypeCaveat) engine.DiplotypeCaveat {
+	for _, pair := range []struct{ to, from *[]string }{{&a.Review, &b.Review}, {&a.PositionsNotCalled, &b.PositionsNotCalled}, {&a.UntestedAlleles, &b.UntestedAlleles}} {
+		for _, x := range *pair.from {
+			if !containsString(*pair.to, x) {
+				*pair.to = append(*pair.to, x)
+			}
+		}
+	}
+	return a
+}
+
+// caveatNote says how a Genotype's caveats were read.
+func caveatNote(c engine.DiplotypeCaveat) string {
+	var parts []string
+	if len(c.Review) > 0 {
+		parts = append(parts, "reported as needing review ("+strings.Join(c.Review, "; ")+"): the diplotype is used only if actionable, with a review")
+	}
+	if n := len(c.PositionsNotCalled); n > 0 {
+		parts = append(parts, fmt.Sprintf("reported with %d definition position(s) not called: the result may be incomplete", n))
+	}
+	if n := len(c.UntestedAlleles); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d allele(s) untested", n))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // haplotypeCall joins the haplotypes of one gene into a genotype: two

@@ -21,6 +21,11 @@ func addFixtureSeeds(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"84413-4"}]},"valueString":"CYP2D6*1/*4"}`))
+	f.Add([]byte(`{"resourceType":"Observation","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"84413-4"}]},` +
+		`"valueCodeableConcept":{"text":"*2/*2"},"component":[{"code":{"coding":[{"system":"http://loinc.org","code":"48018-6"}]},"valueCodeableConcept":{"text":"CYP2C19"}},` +
+		`{"code":{"coding":[{"system":"urn:pgxsafety:genotype-caveat","code":"review-reason"}]},"valueString":"CYP2C19 AMP tier-1 position(s) without a called genotype"},` +
+		`{"code":{"coding":[{"system":"urn:pgxsafety:genotype-caveat","code":"position-not-called"}]},"valueString":"chr10:94842866 rs3758581"},` +
+		`{"code":{"coding":[{"system":"urn:pgxsafety:genotype-caveat","code":"untested-allele"}]},"valueString":"*38"}]}`))
 	f.Add([]byte(`{"resourceType":"Bundle","entry":[{"resource":{"resourceType":"Observation"}}]}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"resourceType":"MedicationRequest","id":"s","status":"draft","intent":"order","reasonCode":{"coding":{"code":"I21.4"}},` +

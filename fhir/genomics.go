@@ -99,7 +99,10 @@ type Genomics struct {
 	Variants   []string
 	Zygosity   map[string]engine.Zygosity
 	Diplotypes map[string]string
-	HLA        map[string]string
+	// Caveats are what a Genotype says beside a diplotype of Diplotypes
+	// (review reasons, positions not called, untested alleles).
+	Caveats map[string]engine.DiplotypeCaveat
+	HLA     map[string]string
 	// Calls are position-level calls on GRCh38 (reference calls of "wild
 	// type" positions, insertions and deletions with their allelic state);
 	// single-base substitutions go to Variants as genomic HGVS items.
@@ -128,6 +131,12 @@ func (g *Genomics) Apply(req *engine.Request) {
 		req.Diplotypes = make(map[string]string, len(g.Diplotypes))
 		for k, v := range g.Diplotypes {
 			req.Diplotypes[k] = v
+			if c, ok := g.Caveats[k]; ok {
+				if req.DiplotypeCaveats == nil {
+					req.DiplotypeCaveats = map[string]engine.DiplotypeCaveat{}
+				}
+				req.DiplotypeCaveats[k] = c
+			}
 		}
 	}
 	if len(g.HLA) > 0 {

@@ -37,6 +37,21 @@ const (
 	tbdConclusion                   = "conclusion-string"
 )
 
+// The Genotype caveat codes (docs/fhir-output.md): a component coded in
+// SystemCaveat carries, as valueString, one thing the result says beside
+// its value, so a reader (ReadGenomics) takes it with the value and never
+// reads the value alone as a plain result.
+const (
+	SystemCaveat = "urn:pgxsafety:genotype-caveat"
+	// CaveatReview: one reason the gene needs review.
+	CaveatReview = "review-reason"
+	// CaveatPositionNotCalled: one definition position without a called
+	// genotype ("chr10:94842866 rs3758581").
+	CaveatPositionNotCalled = "position-not-called"
+	// CaveatUntestedAllele: one allele defined at such a position.
+	CaveatUntestedAllele = "untested-allele"
+)
+
 // MediaTypeFHIRJSON is the media type of FHIR JSON.
 const MediaTypeFHIRJSON = "application/fhir+json"
 
@@ -212,6 +227,36 @@ func genomicCategories() []any {
 
 func geneComponent(gene string) map[string]any {
 	return map[string]any{"code": concept(codingOf(SystemLOINC, LOINCGene, "Gene studied [ID]")), "valueCodeableConcept": textConcept(gene)}
+}
+
+func caveatComponent(code, display, text string) map[string]any {
+	return map[string]any{"code": concept(codingOf(SystemCaveat, code, display)), "valueString": text}
+}
+
+// caveatComponents are a Genotype's caveats: the review reasons of a gene
+// in review, and, where the value is a diplotype, the positions not called
+// and the alleles left untested.
+func caveatComponents(g vcfcall.GeneResult, st geneState, valueIsDiplotype bool) []any {
+	var out []any
+	if st == geneReview {
+		reasons := g.Uninterpreted
+		if len(reasons) == 0 {
+			reasons = []string{firstNonEmpty(g.Summary, ReviewValue)}
+		}
+		for _, r := range reasons {
+			out = append(out, caveatComponent(CaveatReview, "Needs review", r))
+		}
+	}
+	if !valueIsDiplotype {
+		return out
+	}
+	for _, p := range g.MissingPositions {
+		out = append(out, caveatComponent(CaveatPositionNotCalled, "Definition position not called", p))
+	}
+	for _, a := range g.UntestedAlleles {
+		out = append(out, caveatComponent(CaveatUntestedAllele, "Allele not tested", a))
+	}
+	return out
 }
 
 func conclusionComponent(text string) map[string]any {
@@ -533,6 +578,7 @@ func (b *bundleBuilder) genotype(g vcfcall.GeneResult, st geneState) (string, []
 			}
 		}
 	}
+	comps = append(comps, caveatComponents(g, st, st == geneCalled || actionable(g))...)
 	obs["component"] = comps
 	if len(g.UntestedAlleles) > 0 {
 		notes = append(notes, "Untested alleles (defined at positions without a called genotype, not ruled out): "+strings.Join(g.UntestedAlleles, ", ")+".")

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/pgxsafety/pgxsafety/engine"
 	"github.com/pgxsafety/pgxsafety/engine/datapacktest"
 	"github.com/pgxsafety/pgxsafety/engine/vcfcall"
@@ -192,18 +195,23 @@ func TestReportBundlesValidate(t *testing.T) {
 		len(files), bundles, counts, len(targets), warned, v.UncheckedList())
 }
 
-// TestReportReadBack: the Bundle of each GeT-RM development sample, read
-// back as a CDS prefetch would be (fhir.Resources, ReadGenomics), gives
-// every called gene with one diplotype (or a review's actionable reading)
-// as that diplotype, and every other gene in review as present but not
-// interpreted — never as a diplotype. The card round trip is
-// cdshooks.TestFHIRRoundTrip.
+// TestReportReadBack: the Bundle of each GeT-RM development sample (and
+// of PharmCAT's CYP2C19 *2/*2 test VCF, whose tier-1 position is missing),
+// read back as a CDS prefetch would be (fhir.Resources, ReadGenomics),
+// gives every called gene with one diplotype (or a review's actionable
+// reading) as that diplotype, with what its Genotype says beside it (the
+// caveat components: review reasons, positions not called, untested
+// alleles) exactly as the answer said it, and every other gene in review
+// as present but not interpreted for the answer's reasons — never as a
+// diplotype. The card round trip is cdshooks.TestFHIRRoundTrip.
 func TestReportReadBack(t *testing.T) {
 	getrm, _ := filepath.Glob(filepath.Join(datapacktest.Path(t, "pgx", "getrm-dev"), "*.g.vcf.gz"))
 	if len(getrm) < 8 {
 		t.Fatalf("%d GeT-RM samples", len(getrm))
 	}
-	for _, f := range getrm {
+	files := append(getrm, filepath.Join(datapacktest.PharmCATTestVCFs(t), "org", "pharmgkb", "pharmcat", "haplotype", "cyp2c19", "s2s2.vcf"))
+	kinds := map[string]int{}
+	for _, f := range files {
 		for key, sb := range sampleBundles(t, f, filepath.Base(f)) {
 			rep, b := sb.report, sb.bundle
 			raws, err := fhir.Resources(b)
@@ -213,7 +221,8 @@ func TestReportReadBack(t *testing.T) {
 			g := mapper.ReadGenomics(raws, "", key)
 			for _, gene := range rep.Genes {
 				got, read := g.Diplotypes[gene.Gene]
-				review := gene.NeedsReview || gene.Interpretation != "called"
+				inReview := gene.NeedsReview || gene.Interpretation != "called"
+				review := inReview
 				if review && len(gene.Diplotypes) == 1 && gene.Diplotypes[0].Phenotype != "" {
 					// An actionable reading kept beside the review is the value.
 					review = false
@@ -223,10 +232,37 @@ func TestReportReadBack(t *testing.T) {
 					t.Errorf("%s %s: in review, read back as the diplotype %q", key, gene.Gene, got)
 				case review && gene.Status != "no_data" && len(g.UninterpretedFor(gene.Gene)) == 0:
 					t.Errorf("%s %s: in review, not read back as present but not interpreted", key, gene.Gene)
+				case review && len(gene.Uninterpreted) > 0 && gene.Status != "no_data":
+					if u := g.UninterpretedFor(gene.Gene); !strings.Contains(u[0].Reason, gene.Uninterpreted[0]) {
+						t.Errorf("%s %s: not interpreted for %q, want the answer's reason %q", key, gene.Gene, u[0].Reason, gene.Uninterpreted[0])
+					}
 				case !review && len(gene.Diplotypes) == 1 && got == "":
 					t.Errorf("%s %s: called %s, not read back (%v)", key, gene.Gene, gene.Diplotypes[0].Diplotype, g.UninterpretedFor(gene.Gene))
 				}
+				if !read {
+					continue
+				}
+				want := engine.DiplotypeCaveat{PositionsNotCalled: gene.MissingPositions, UntestedAlleles: gene.UntestedAlleles}
+				if inReview {
+					want.Review = gene.Uninterpreted
+					if len(want.Review) == 0 {
+						want.Review = []string{gene.Summary} // the review said only in the summary
+					}
+					kinds["review beside a reading"]++
+				}
+				if len(want.PositionsNotCalled) > 0 {
+					kinds["positions not called"]++
+				}
+				if d := cmp.Diff(want, g.Caveats[gene.Gene], cmpopts.EquateEmpty()); d != "" {
+					t.Errorf("%s %s: caveats read back (-answer +read):\n%s", key, gene.Gene, d)
+				}
 			}
+		}
+	}
+	t.Logf("genes read back with caveats, by kind: %v", kinds)
+	for _, k := range []string{"review beside a reading", "positions not called"} {
+		if kinds[k] == 0 {
+			t.Errorf("no gene read back with %s: that part of the round trip is untested (%v)", k, kinds)
 		}
 	}
 }

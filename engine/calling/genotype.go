@@ -3,6 +3,7 @@ package calling
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,8 +35,12 @@ type GeneGenotype struct {
 	// ultrarapid status from rsIDs alone); Diplotypes is then empty.
 	Uncallable string
 	// Partial is true when the call came from rsIDs of a gene that is not
-	// in genes_tested: the positions not reported are unknown.
+	// in genes_tested, or from a diplotype reported with definition
+	// positions not called: the positions not reported are unknown.
 	Partial bool
+	// PositionsNotCalled are the definition positions a supplied diplotype
+	// was reported without (engine.DiplotypeCaveat).
+	PositionsNotCalled []string
 	// UntestedAlleles are the alleles the call could not assess
 	// (GeneCall.UntestedAlleles).
 	UntestedAlleles []string
@@ -170,6 +175,22 @@ func (k *Caller) Validate(req engine.Request) error {
 			bad("diplotypes."+gene, "%v", err)
 		} else if len(alleles) == 1 && req.Patient != nil && strings.EqualFold(req.Patient.Sex, "female") && g.Chromosome == "chrX" {
 			bad("diplotypes."+gene, "%q is one allele, but the patient is female: give both X-chromosome alleles", d)
+		}
+	}
+	for gene, c := range req.DiplotypeCaveats {
+		if _, ok := req.Diplotypes[gene]; !ok {
+			bad("diplotype_caveats."+gene, "no diplotype of %s is given: a caveat qualifies a diplotype of diplotypes", gene)
+		}
+		for name, list := range map[string][]string{"review": c.Review, "positions_not_called": c.PositionsNotCalled, "untested_alleles": c.UntestedAlleles} {
+			if len(list) > engine.MaxCaveatItems {
+				bad("diplotype_caveats."+gene+"."+name, "at most %d items", engine.MaxCaveatItems)
+			}
+			for i, item := range list {
+				if strings.TrimSpace(item) == "" || len(item) > engine.MaxContextBytes {
+					bad(fmt.Sprintf("diplotype_caveats.%s.%s[%d]", gene, name, i), "must be 1 to %d bytes", engine.MaxContextBytes)
+					break
+				}
+			}
 		}
 	}
 	for allele, status := range req.HLA {
@@ -395,6 +416,7 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		if d, ok := req.Diplotypes[symbol]; ok {
 			gg = k.fromDiplotype(g, d, hemi)
 			k.checkDiplotype(g, gg, d, ro)
+			k.applyCaveat(gg, d, req.DiplotypeCaveats[symbol])
 			if !sexKnown && g.Chromosome == "chrX" {
 				noteSexUnknown(gg)
 			}
@@ -547,6 +569,52 @@ func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map
 			ro.add(g, ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
 		}
 	}
+}
+
+// applyCaveat reads what the result says beside a supplied diplotype
+// (engine.DiplotypeCaveat), as fromCall reads the same facts of a call:
+// review reasons send the gene to review, keeping the diplotype only when
+// it is actionable (KeptBesideReview: none of its readings could read as
+// normal), and positions not called make the reading partial, its
+// untested alleles named.
+func (k *Caller) applyCaveat(gg *GeneGenotype, given string, c engine.DiplotypeCaveat) {
+	gg.UntestedAlleles = appendNew(gg.UntestedAlleles, c.UntestedAlleles...)
+	if len(c.Review) > 0 {
+		gg.Review = appendNew(gg.Review, c.Review...)
+		_, hasDef := k.idx.defs[gg.Gene] // without a definition, normal cannot be ruled out
+		if gg.Uncallable == "" && len(gg.Diplotypes) > 0 && hasDef && !k.anyReferenceLike(gg.Gene, calledOf(gg.Diplotypes)) {
+			gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+				"%s diplotype %s was reported as needing review; the actionable reading is kept beside the review", gg.Gene, given))
+		} else {
+			gg.Diplotypes = nil
+			gg.Uncallable = "could not interpret — review: " + strings.Join(gg.Review, "; ")
+		}
+	}
+	if len(c.PositionsNotCalled) > 0 && len(gg.Diplotypes) > 0 {
+		gg.Partial = true
+		gg.PositionsNotCalled = appendNew(gg.PositionsNotCalled, c.PositionsNotCalled...)
+		gg.Assumptions = append(gg.Assumptions, fmt.Sprintf(
+			"%s diplotype %s was reported with %d definition position(s) not called: they are unknown (not assumed reference), and a variant there would change the call", gg.Gene, given, len(c.PositionsNotCalled)))
+	}
+}
+
+// calledOf gives ds as the matcher's diplotypes.
+func calledOf(ds []Diplotype) []CalledDiplotype {
+	out := make([]CalledDiplotype, len(ds))
+	for i, d := range ds {
+		out[i] = CalledDiplotype{Alleles: d.Alleles, Call: d.Call}
+	}
+	return out
+}
+
+// appendNew appends the items of add not already in to.
+func appendNew(to []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(to, a) {
+			to = append(to, a)
+		}
+	}
+	return to
 }
 
 func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {

@@ -553,17 +553,17 @@ func (k *Caller) referenceWithMissing(di *defIndex, sites []site, gc *GeneCall, 
 			if !k.readsAsReference(di, dp) {
 				continue
 			}
-			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s with every AMP tier-1 position called, but %d allele(s) defined at positions that were not called could not be assessed (%s): a normal reading cannot rest on them", d.Gene, readingLabel(dp), n, abbreviate(gc.UntestedAlleles, 10)))
+			gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s with every AMP tier-1 position called, but %d allele(s) defined at positions that were not called could not be assessed (%s): a normal reading cannot rest on them", d.Gene, readingLabel(dp), n, Abbreviate(gc.UntestedAlleles, 10)))
 			return
 		}
-		gc.Notes = append(gc.Notes, fmt.Sprintf("every AMP tier-1 position of %s was called; %d allele(s) defined at positions that were not called could not be assessed: %s", d.Gene, n, abbreviate(gc.UntestedAlleles, 10)))
+		gc.Notes = append(gc.Notes, fmt.Sprintf("every AMP tier-1 position of %s was called; %d allele(s) defined at positions that were not called could not be assessed: %s", d.Gene, n, Abbreviate(gc.UntestedAlleles, 10)))
 		return
 	}
 	for _, dp := range gc.Diplotypes {
 		if !k.readsAsReference(di, dp) {
 			continue
 		}
-		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, readingLabel(dp), len(gc.MissingPositions), abbreviate(gc.MissingPositions, 5)))
+		gc.Uninterpreted = append(gc.Uninterpreted, fmt.Sprintf("%s reads %s, but %d defining position(s) were not called (%s): a variant there cannot be ruled out", d.Gene, readingLabel(dp), len(gc.MissingPositions), Abbreviate(gc.MissingPositions, 5)))
 		return
 	}
 }
@@ -577,8 +577,8 @@ func readingLabel(dp CalledDiplotype) string {
 	return dp.String()
 }
 
-// abbreviate joins the first n items of list and counts the rest.
-func abbreviate(list []string, n int) string {
+// Abbreviate joins the first n items of list and counts the rest.
+func Abbreviate(list []string, n int) string {
 	if len(list) <= n {
 		return strings.Join(list, ", ")
 	}

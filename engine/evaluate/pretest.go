@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
+	"github.com/pgxsafety/pgxsafety/engine/calling"
 )
 
 // This file raises the alerts that do not come from the patient's genotype:
@@ -159,6 +160,16 @@ func (ev *evaluation) partialTestAlert(gene string, p *engine.DrugPair) {
 			return
 		}
 	}
+	msg := fmt.Sprintf("%s was read only from the rsIDs given (%s) and is not in genes_tested: positions that were not reported are unknown, so the %s result may be incomplete.",
+		gene, strings.Join(gg.Variants, ", "), gene)
+	action := fmt.Sprintf("Confirm with a complete %s genotype (list the gene in genes_tested when the lab tested it) before relying on this result for %s.", gene, ev.drug.Name)
+	if gg.FromDiplotype {
+		// A diplotype reported with definition positions not called
+		// (engine.DiplotypeCaveat).
+		msg = fmt.Sprintf("The %s result %s was reported with %d definition position(s) not called (%s)%s: a variant at those positions would change the call, so the %s result may be incomplete.",
+			gene, ev.req.Diplotypes[gene], len(gg.PositionsNotCalled), calling.Abbreviate(gg.PositionsNotCalled, 10), untestedClause(gg.UntestedAlleles), gene)
+		action = fmt.Sprintf("Confirm with a complete %s genotype before relying on this result for %s.", gene, ev.drug.Name)
+	}
 	ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
 		Severity:        engine.SeverityInfo,
 		Gene:            gene,
@@ -168,11 +179,18 @@ func (ev *evaluation) partialTestAlert(gene string, p *engine.DrugPair) {
 		EvidenceLevel:   p.EvidenceLevel,
 		Guideline:       &engine.Guideline{Name: p.GuidelineName, URL: p.GuidelineURL},
 		GuidanceSource:  "CPIC",
-		Message: fmt.Sprintf("%s was read only from the rsIDs given (%s) and is not in genes_tested: positions that were not reported are unknown, so the %s result may be incomplete.",
-			gene, strings.Join(gg.Variants, ", "), gene),
-		Action:      fmt.Sprintf("Confirm with a complete %s genotype (list the gene in genes_tested when the lab tested it) before relying on this result for %s.", gene, ev.drug.Name),
-		Assumptions: []string{},
+		Message:         msg,
+		Action:          action,
+		Assumptions:     []string{},
 	})
+}
+
+// untestedClause names the alleles left untested, if any.
+func untestedClause(alleles []string) string {
+	if len(alleles) == 0 {
+		return ""
+	}
+	return " and the alleles defined there untested (" + calling.Abbreviate(alleles, 10) + ")"
 }
 
 // covered reports whether the input says something usable about gene: a

@@ -111,6 +111,10 @@ type requestWire struct {
 	IndicationCodes []codingWire       `json:"indication_codes,omitempty"`
 	Patient         *patientWire       `json:"patient,omitempty"`
 	OutsideCalls    []string           `json:"outside_calls,omitempty"`
+	// DiplotypeCaveats: what a FHIR Genotype said beside its diplotype
+	// (review reasons, positions not called); part of what decided the
+	// answer, so part of its record.
+	DiplotypeCaveats map[string]engine.DiplotypeCaveat `json:"diplotype_caveats,omitempty"`
 }
 
 type positionCallWire struct {
@@ -135,7 +139,7 @@ type patientWire struct {
 
 func requestOf(r engine.Request) requestWire {
 	out := requestWire{Drug: r.Drug, Variants: r.Variants, Diplotypes: r.Diplotypes, HLA: r.HLA, GenesTested: r.GenesTested,
-		State: r.State, Ethnicity: r.Ethnicity, Indication: r.Indication, OutsideCalls: r.OutsideCalls}
+		State: r.State, Ethnicity: r.Ethnicity, Indication: r.Indication, OutsideCalls: r.OutsideCalls, DiplotypeCaveats: r.DiplotypeCaveats}
 	if len(r.Zygosity) > 0 {
 		out.Zygosity = make(map[string]string, len(r.Zygosity))
 		for k, z := range r.Zygosity {
