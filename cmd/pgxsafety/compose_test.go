@@ -434,7 +434,7 @@ func TestComposeReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		auditor := strings.TrimSpace(string(out))
-		get := func(base, path string) []byte {
+		try := func(base, path string) (int, []byte) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
 			req.Header.Set("Authorization", "Bearer "+auditor)
 			resp, err := http.DefaultClient.Do(req)
@@ -443,10 +443,28 @@ func TestComposeReplicas(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != 200 {
-				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+			return resp.StatusCode, b
+		}
+		get := func(base, path string) []byte {
+			status, b := try(base, path)
+			if status != 200 {
+				t.Fatalf("GET %s: %d %s", path, status, b)
 			}
 			return b
+		}
+		// covers reports whether the tree of size holds the last check
+		// answered by each replica: other entries (SMART views) share
+		// the log, so a size of at least the number of checks is not
+		// enough.
+		covers := func(base string, size uint64) bool {
+			for r := range ids {
+				last := ids[r][len(ids[r])-1]
+				status, _ := try(base, fmt.Sprintf("/pgx/audit/proof/inclusion?audit_log_id=%s&tree_size=%d", last, size))
+				if status != 200 {
+					return false
+				}
+			}
+			return true
 		}
 		var cps [2][]byte
 		var cpv [2]*tdlog.Checkpoint
@@ -460,7 +478,7 @@ func TestComposeReplicas(t *testing.T) {
 				if err != nil {
 					t.Fatalf("replica %d checkpoint: %v\n%s", r, err, cps[r])
 				}
-				if cp.Size >= total {
+				if cp.Size >= total && covers(p.base, cp.Size) {
 					cpv[r] = cp
 					break
 				}

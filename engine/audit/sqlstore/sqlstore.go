@@ -206,6 +206,8 @@ type Store struct {
 	// inserts are the prepared INSERTs of n entries, by n (at most
 	// MaxBatch of them). Only the writer goroutine uses them.
 	inserts map[int]*sql.Stmt
+	// headStmt reads the chain head (head); prepared by the writer.
+	headStmt *sqlx.Stmt
 
 	// closeMu guards closed and the sends on queue: Close takes it for
 	// writing, so no Append sends on a closed channel.

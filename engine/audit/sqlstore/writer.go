@@ -174,11 +174,19 @@ type chainHead struct {
 	Hash string `db:"entry_hash"`
 }
 
-// head reads the chain head inside tx: the last entry, else the latest
-// retention checkpoint (everything was purged), else the genesis.
+// head reads the chain head inside tx: the last entry (a statement
+// prepared once, like the INSERTs), else the latest retention checkpoint
+// (everything was purged), else the genesis.
 func (s *Store) head(ctx context.Context, tx *sqlx.Tx) (chainHead, error) {
 	var h chainHead
-	err := tx.GetContext(ctx, &h, `SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1`)
+	if s.headStmt == nil {
+		st, err := s.db.PreparexContext(ctx, `SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1`)
+		if err != nil {
+			return h, fmt.Errorf("prepare chain head: %w", redactErr(err))
+		}
+		s.headStmt = st
+	}
+	err := tx.StmtxContext(ctx, s.headStmt).GetContext(ctx, &h)
 	if err == nil {
 		return h, nil
 	}
@@ -285,7 +293,9 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 
 // insertStmt returns the INSERT of n entries, prepared the first time a
 // batch of n is written (compiling it for every commit cost about a fifth
-// of the commit).
+// of the commit). modernc.org/sqlite reuses a prepared statement's
+// compiled program from v1.41.0 on; before, it compiled the SQL again on
+// every execution.
 func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st, ok := s.inserts[n]; ok {
 		return st, nil
@@ -309,7 +319,8 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// closeInserts closes the prepared INSERTs (the writer is done).
+// closeInserts closes the prepared INSERTs and chain-head read (the
+// writer is done).
 func (s *Store) closeInserts() {
 	if s.faulted() != nil {
 		return // the connections may be inside a broken mapping
@@ -317,6 +328,10 @@ func (s *Store) closeInserts() {
 	for n, st := range s.inserts {
 		_ = st.Close()
 		delete(s.inserts, n)
+	}
+	if s.headStmt != nil {
+		_ = s.headStmt.Close()
+		s.headStmt = nil
 	}
 }
 
