@@ -124,12 +124,14 @@ func (rs *ReceiptSigner) Sign(e Entry) (string, error) {
 // base64, one token that fits an HTTP header.
 func EncodeReceipt(msg []byte) string { return base64.StdEncoding.EncodeToString(msg) }
 
-// OpenReceipt checks a receipt given encoded (EncodeReceipt) or as the
-// signed note itself: it must carry a valid signature of key, and name
-// key's log.
+// OpenReceipt checks a receipt, v1 or a batch receipt (v2), given
+// encoded (EncodeReceipt) or as its text: it must carry a valid signature
+// of key, name key's log, and, for a batch receipt, the entry's audit path
+// must lead to the signed root. Either way it returns what the receipt
+// says of its entry.
 func OpenReceipt(key *tlog.Verifier, receipt string) (Receipt, error) {
 	msg := []byte(strings.TrimSpace(receipt))
-	if !strings.HasPrefix(string(msg), receiptHeader) {
+	if !strings.HasPrefix(string(msg), receiptHeader) && !strings.HasPrefix(string(msg), receiptV2Header) {
 		raw, err := base64.StdEncoding.DecodeString(string(msg))
 		if err != nil {
 			return Receipt{}, fmt.Errorf("%w: receipt is neither base64 nor a signed note", tlog.ErrFormat)
@@ -137,6 +139,9 @@ func OpenReceipt(key *tlog.Verifier, receipt string) (Receipt, error) {
 		msg = raw
 	} else {
 		msg = append(msg, '\n')
+	}
+	if strings.HasPrefix(string(msg), receiptV2Header+"\n") {
+		return openBatchReceipt(key, msg)
 	}
 	text, err := key.Open(msg)
 	if err != nil {
