@@ -33,8 +33,12 @@ import (
 //
 // Its first line holds spaces, which no key name (and so no checkpoint
 // origin) may hold: a receipt is never read as a checkpoint, nor a
-// checkpoint as a receipt. Clients get it base64-encoded (Encode), one
-// header-safe token.
+// checkpoint as a receipt. Clients get it base64-encoded, one
+// header-safe token (EncodeReceipt).
+//
+// Entries committed together get batch receipts (v2, batchreceipt.go):
+// one signature for the batch, and per entry its lines and audit path.
+// OpenReceipt opens both to a Receipt.
 type Receipt struct {
 	Origin    string
 	ID        string
