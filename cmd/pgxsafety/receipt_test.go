@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,9 +121,23 @@ func TestReceiptsInProcess(t *testing.T) {
 	}
 	s.close()
 
-	for _, enc := range encoded {
+	// The three checks' batch receipts (v2), as the server issues when
+	// their entries commit together, signed here with the log key.
+	signer, err := loadLogKey(filepath.Join(dataDir, logKeyFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []audit.Entry
+	for _, r := range receipts {
+		entries = append(entries, audit.Entry{ID: r.ID, Sequence: r.Sequence, EntryHash: r.EntryHash, Time: r.Time})
+	}
+	batchReceipts, err := audit.NewReceiptSigner(signer).SignBatch(entries)
+	if err != nil {
+		t.Fatalf("the three checks' entries as one batch: %v", err)
+	}
+	for i, enc := range append(encoded, batchReceipts...) {
 		out, _, err := runArgs(t, "audit", "verify-receipt", "--data-dir", dataDir, enc)
-		if err != nil || !strings.HasPrefix(out, "OK: entry ") {
+		if err != nil || !strings.HasPrefix(out, "OK: entry "+receipts[i%3].ID) {
 			t.Fatalf("verify-receipt of a logged entry: %v\n%s", err, out)
 		}
 	}
@@ -150,17 +167,34 @@ func TestReceiptsInProcess(t *testing.T) {
 	if err := os.Remove(filepath.Join(dataDir, witnessFileName)); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = runArgs(t, "audit", "verify-receipt", "--data-dir", dataDir, encoded[1])
-	var oe *audit.OmissionError
-	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "FAILED: omission proved") {
-		t.Errorf("verify-receipt of the deleted entry: %v, want FAILED with the omission", err)
+	for _, enc := range []string{encoded[1], batchReceipts[1], batchReceipts[2]} {
+		_, _, err = runArgs(t, "audit", "verify-receipt", "--data-dir", dataDir, enc)
+		var oe *audit.OmissionError
+		if !errors.As(err, &oe) || !strings.Contains(err.Error(), "FAILED: omission proved") {
+			t.Errorf("verify-receipt of a deleted entry: %v, want FAILED with the omission", err)
+		}
 	}
-	if out, _, err := runArgs(t, "audit", "verify-receipt", "--data-dir", dataDir, encoded[0]); err != nil {
-		t.Errorf("verify-receipt of the entry before: %v\n%s", err, out)
+	for _, enc := range []string{encoded[0], batchReceipts[0]} {
+		if out, _, err := runArgs(t, "audit", "verify-receipt", "--data-dir", dataDir, enc); err != nil {
+			t.Errorf("verify-receipt of the entry before: %v\n%s", err, out)
+		}
 	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// bySequence sorts receipts, opened and encoded alike, by sequence.
+type bySequence struct {
+	rs  []audit.Receipt
+	enc []string
+}
+
+func (b bySequence) Len() int           { return len(b.rs) }
+func (b bySequence) Less(i, j int) bool { return b.rs[i].Sequence < b.rs[j].Sequence }
+func (b bySequence) Swap(i, j int) {
+	b.rs[i], b.rs[j] = b.rs[j], b.rs[i]
+	b.enc[i], b.enc[j] = b.enc[j], b.enc[i]
+}
 
 // postReceipt posts one check and returns its receipt (empty when the
 // answer was not a 200).
@@ -287,7 +321,25 @@ func TestReceiptProvesOmissionAfterRestart(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				post(3)
+				// The next three at once: their entries may commit
+				// together and carry batch receipts (v2).
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for range 3 {
+					wg.Go(func() {
+						r, err := postReceipt(ctx, p.base, token)
+						if err != nil || r == "" {
+							t.Errorf("check: %q %v", r, err)
+						}
+						mu.Lock()
+						receipts = append(receipts, r)
+						mu.Unlock()
+					})
+				}
+				wg.Wait()
+				if t.Failed() {
+					t.Fatalf("logs:\n%s", p.logs)
+				}
 				key := dataDirKey(t, dataDir)
 				rs := make([]audit.Receipt, len(receipts))
 				for i, enc := range receipts {
@@ -295,6 +347,14 @@ func TestReceiptProvesOmissionAfterRestart(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				sort.Sort(bySequence{rs, receipts})
+				batched := 0
+				for _, enc := range receipts {
+					if raw, _ := base64.StdEncoding.DecodeString(enc); strings.HasPrefix(string(raw), "pgxsafety audit receipt v2\n") {
+						batched++
+					}
+				}
+				t.Logf("%d of the 6 receipts are batch receipts", batched)
 				if stop == "SIGKILL" {
 					if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 						t.Fatal(err)

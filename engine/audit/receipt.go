@@ -33,8 +33,12 @@ import (
 //
 // Its first line holds spaces, which no key name (and so no checkpoint
 // origin) may hold: a receipt is never read as a checkpoint, nor a
-// checkpoint as a receipt. Clients get it base64-encoded (Encode), one
-// header-safe token.
+// checkpoint as a receipt. Clients get it base64-encoded, one
+// header-safe token (EncodeReceipt).
+//
+// Entries committed together get batch receipts (v2, batchreceipt.go):
+// one signature for the batch, and per entry its lines and audit path.
+// OpenReceipt opens both to a Receipt.
 type Receipt struct {
 	Origin    string
 	ID        string
@@ -124,12 +128,14 @@ func (rs *ReceiptSigner) Sign(e Entry) (string, error) {
 // base64, one token that fits an HTTP header.
 func EncodeReceipt(msg []byte) string { return base64.StdEncoding.EncodeToString(msg) }
 
-// OpenReceipt checks a receipt given encoded (EncodeReceipt) or as the
-// signed note itself: it must carry a valid signature of key, and name
-// key's log.
+// OpenReceipt checks a receipt, v1 or a batch receipt (v2), given
+// encoded (EncodeReceipt) or as its text: it must carry a valid signature
+// of key, name key's log, and, for a batch receipt, the entry's audit path
+// must lead to the signed root. Either way it returns what the receipt
+// says of its entry.
 func OpenReceipt(key *tlog.Verifier, receipt string) (Receipt, error) {
 	msg := []byte(strings.TrimSpace(receipt))
-	if !strings.HasPrefix(string(msg), receiptHeader) {
+	if !strings.HasPrefix(string(msg), receiptHeader) && !strings.HasPrefix(string(msg), receiptV2Header) {
 		raw, err := base64.StdEncoding.DecodeString(string(msg))
 		if err != nil {
 			return Receipt{}, fmt.Errorf("%w: receipt is neither base64 nor a signed note", tlog.ErrFormat)
@@ -137,6 +143,9 @@ func OpenReceipt(key *tlog.Verifier, receipt string) (Receipt, error) {
 		msg = raw
 	} else {
 		msg = append(msg, '\n')
+	}
+	if strings.HasPrefix(string(msg), receiptV2Header+"\n") {
+		return openBatchReceipt(key, msg)
 	}
 	text, err := key.Open(msg)
 	if err != nil {

@@ -59,7 +59,9 @@ func New(kb *evaluate.Engine, ck *classify.Knowledge, a audit.Appender, now func
 type Option func(*Service)
 
 // WithReceipts makes every audited answer carry the signed receipt of its
-// entry (audit.Receipt), signed by rs once the entry is durable.
+// entry (audit.Receipt), signed by rs once the entry is durable: one
+// signature per commit group of the store (audit.ReceiptSigner.SignCommitted), a batch
+// receipt, when the store names the group, else one per entry.
 func WithReceipts(rs *audit.ReceiptSigner) Option { return func(s *Service) { s.receipts = rs } }
 
 // Knowledge returns the knowledge the service evaluates against.
@@ -119,6 +121,13 @@ func (s *Service) append(ctx context.Context, call Call, rec record) (Ref, error
 	if err != nil {
 		return Ref{}, err
 	}
+	// A store that commits entries in groups names the entry's group
+	// here, so the group's receipts are signed once (a batch receipt).
+	var slot *audit.GroupSlot
+	if s.receipts != nil {
+		slot = new(audit.GroupSlot)
+		ctx = audit.WithGroupSlot(ctx, slot)
+	}
 	stored, err := s.log.Append(ctx, e)
 	if err != nil {
 		// %w twice: a caller that went away (context.Canceled) stays
@@ -126,15 +135,19 @@ func (s *Service) append(ctx context.Context, call Call, rec record) (Ref, error
 		// as an audit failure.
 		return Ref{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}
-	return s.ref(stored)
+	return s.refIn(stored, slot)
 }
 
 // ref signs the receipt of a durable entry.
-func (s *Service) ref(stored audit.Entry) (Ref, error) {
+func (s *Service) ref(stored audit.Entry) (Ref, error) { return s.refIn(stored, nil) }
+
+// refIn signs the receipt of a durable entry whose Append filled slot
+// (nil: none): the batch receipt of its commit group, else its own.
+func (s *Service) refIn(stored audit.Entry, slot *audit.GroupSlot) (Ref, error) {
 	if s.receipts == nil {
 		return Ref{ID: stored.ID}, nil
 	}
-	rc, err := s.receipts.Sign(stored)
+	rc, err := s.receipts.SignCommitted(stored, slot)
 	if err != nil {
 		return Ref{}, fmt.Errorf("%w: %w", audit.ErrUnavailable, err)
 	}

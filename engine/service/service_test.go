@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -337,5 +338,103 @@ func TestReviewView(t *testing.T) {
 	a, err = svc.ReviewView(context.Background(), call, service.ReviewInput{Genotype: engine.Request{Diplotypes: map[string]string{"CYP2C19": "*2/*999"}}})
 	if err != nil || a.Result.GenotypeError == "" {
 		t.Errorf("invalid genotype: %v %+v", err, a.Result)
+	}
+}
+
+// groupLog is a store that commits appends in groups: it waits until size
+// appends arrived, then commits them together and, as sqlstore does, tells
+// each the group through the GroupSlot of its context.
+type groupLog struct {
+	memLog
+	size    int
+	mu      sync.Mutex
+	waiting []chan audit.Entry
+	slots   []*audit.GroupSlot
+	queued  []audit.Entry
+}
+
+func (g *groupLog) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) {
+	reply := make(chan audit.Entry, 1)
+	g.mu.Lock()
+	g.waiting = append(g.waiting, reply)
+	g.slots = append(g.slots, audit.GroupSlotFrom(ctx))
+	g.queued = append(g.queued, e)
+	if len(g.waiting) == g.size {
+		var stored []audit.Entry
+		for _, q := range g.queued {
+			s, _ := g.memLog.Append(ctx, q)
+			stored = append(stored, s)
+		}
+		group := audit.NewCommitGroup(stored)
+		for i, w := range g.waiting {
+			if g.slots[i] != nil {
+				g.slots[i].Set(group, i)
+			}
+			w <- stored[i]
+		}
+		g.waiting, g.slots, g.queued = nil, nil, nil
+	}
+	g.mu.Unlock()
+	return <-reply, nil
+}
+
+// TestGroupCommittedAnswersShareOneSignature: the answers whose entries
+// were committed together carry batch receipts under one signed note,
+// each naming its own entry.
+func TestGroupCommittedAnswersShareOneSignature(t *testing.T) {
+	b, err := knowledge.DefaultBase()
+	if err != nil {
+		t.Fatalf("load knowledge: %v", err)
+	}
+	skey, _, err := tlog.GenerateKey(rand.Reader, "test.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := tlog.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	log := &groupLog{memLog: memLog{chain: true}, size: n}
+	svc := service.New(b.Evaluator, b.Classifier, log, fixedClock, service.WithReceipts(audit.NewReceiptSigner(key)))
+	refs := make([]service.Ref, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			a, err := service.Check(context.Background(), svc, call, engine.Request{Drug: "clopidogrel", Variants: []string{"rs4244285"}},
+				func(r engine.Result) engine.Result { return r })
+			if err != nil {
+				t.Error(err)
+			}
+			refs[i] = a.Ref()
+		})
+	}
+	wg.Wait()
+	notes := map[string]bool{}
+	for _, ref := range refs {
+		e, ok := log.byID(ref.ID)
+		if !ok {
+			t.Fatalf("audit id %q is not in the log", ref.ID)
+		}
+		r, err := audit.OpenReceipt(key.Verifier(), ref.Receipt)
+		if err != nil {
+			t.Fatalf("receipt %q: %v", ref.Receipt, err)
+		}
+		want := audit.Receipt{Origin: "test.example/log", ID: e.ID, Sequence: e.Sequence, EntryHash: e.EntryHash, Time: e.Time}
+		if d := cmp.Diff(want, r); d != "" {
+			t.Errorf("receipt (-want +got):\n%s", d)
+		}
+		raw, err := base64.StdEncoding.DecodeString(ref.Receipt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		if !strings.HasPrefix(text, "pgxsafety audit receipt v2\n") {
+			t.Fatalf("not a batch receipt:\n%s", text)
+		}
+		notes[text[strings.Index(text, "\n\n")+2:]] = true
+	}
+	if len(notes) != 1 {
+		t.Errorf("the %d answers of one commit carry %d signed notes, want 1", n, len(notes))
 	}
 }

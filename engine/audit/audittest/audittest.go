@@ -101,6 +101,11 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ForgedRetentionCheckpointRefused", func(t *testing.T) { testForgedRetention(t, h) })
 	t.Run("SkewedClockPurgeRefused", func(t *testing.T) { testSkewedPurge(t, h) })
 	t.Run("ReceiptProvesOmission", func(t *testing.T) { testReceipts(t, h) })
+	t.Run("BatchReceiptProvesOmission", func(t *testing.T) {
+		t.Run("one batch", func(t *testing.T) { testReceipts(t, h, 6) })
+		t.Run("two batches", func(t *testing.T) { testReceipts(t, h, 2, 4) })
+	})
+	t.Run("CommitGroupsShareOneReceipt", func(t *testing.T) { testCommitGroups(t, h) })
 }
 
 // T0 is the time of Entry(0). It is in the past of any test run, but

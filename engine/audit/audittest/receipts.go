@@ -2,8 +2,11 @@ package audittest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
@@ -17,11 +20,56 @@ func receiptOf(t *testing.T, e audit.Entry) audit.Receipt {
 	if err != nil {
 		t.Fatalf("Sign: %v", err)
 	}
+	return openReceipt(t, enc)
+}
+
+func openReceipt(t *testing.T, enc string) audit.Receipt {
+	t.Helper()
 	r, err := audit.OpenReceipt(Signer().Verifier(), enc)
 	if err != nil {
 		t.Fatalf("OpenReceipt: %v", err)
 	}
 	return r
+}
+
+// receiptsOf signs and opens the receipts of stored entries of
+// consecutive sequences: one by one (v1) when batches is empty, else as
+// batch receipts (v2) of that many entries each, in order.
+func receiptsOf(t *testing.T, entries []audit.Entry, batches []int) []audit.Receipt {
+	t.Helper()
+	var rs []audit.Receipt
+	if len(batches) == 0 {
+		for _, e := range entries {
+			rs = append(rs, receiptOf(t, e))
+		}
+		return rs
+	}
+	for _, n := range batches {
+		encs, err := audit.NewReceiptSigner(Signer()).SignBatch(entries[:n])
+		if err != nil {
+			t.Fatalf("SignBatch: %v", err)
+		}
+		for _, enc := range encs {
+			if !strings.HasPrefix(decoded(t, enc), "pgxsafety audit receipt v2\n") {
+				t.Fatalf("not a batch receipt: %s", decoded(t, enc))
+			}
+			rs = append(rs, openReceipt(t, enc))
+		}
+		entries = entries[n:]
+	}
+	if len(entries) != 0 {
+		t.Fatalf("%d entries in no batch", len(entries))
+	}
+	return rs
+}
+
+func decoded(t *testing.T, enc string) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 func wantOmission(t *testing.T, what string, err error) {
@@ -38,14 +86,18 @@ func wantOmission(t *testing.T, what string, err error) {
 // omission, even after a restarted server signed checkpoints of the
 // shorter log and the log grew past the receipt's sequence again (the
 // 10-second window between an answer and the next checkpoint).
-func testReceipts(t *testing.T, h Harness) {
+//
+// With batches, the receipts are batch receipts (v2) of that many
+// entries each, and prove the same.
+func testReceipts(t *testing.T, h Harness, batches ...int) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (Store, []audit.Receipt) {
 		s := open(t, h)
-		var rs []audit.Receipt
+		var stored []audit.Entry
 		for i := range 6 {
-			rs = append(rs, receiptOf(t, mustAppend(t, s, Entry(i))))
+			stored = append(stored, mustAppend(t, s, Entry(i)))
 		}
+		rs := receiptsOf(t, stored, batches)
 		for _, r := range rs {
 			if _, err := audit.CheckReceiptIn(ctx, s, r); err != nil {
 				t.Fatalf("receipt of logged entry %d: %v", r.Sequence, err)
@@ -127,4 +179,82 @@ endpoint, request_id, knowledge_version, request_digest, response_digest, prev_h
 			quote(e.RequestDigest)+`, `+quote(e.ResponseDigest)+`, `+quote(e.PrevHash)+`, `+quote(e.EntryHash)+`)`)
 	}
 	return stmts
+}
+
+// testCommitGroups: entries appended concurrently with a GroupSlot in
+// their context are told their commit group, whose receipts
+// (SignCommitted) are batch receipts under one signed note; every receipt,
+// batch or not, opens to its entry and proves its inclusion. Which
+// appends share a commit depends on timing: rounds of concurrent appends
+// are made until one commit held more than one of them.
+func testCommitGroups(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := open(t, h)
+	rs := audit.NewReceiptSigner(Signer())
+	type appended struct {
+		e    audit.Entry
+		slot *audit.GroupSlot
+	}
+	batched := 0
+	for round := 0; round < 20 && batched == 0; round++ {
+		got := make([]appended, 16)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() {
+				slot := new(audit.GroupSlot)
+				e, err := s.Append(audit.WithGroupSlot(ctx, slot), Entry(100*round+i))
+				if err != nil {
+					t.Errorf("Append: %v", err)
+				}
+				got[i] = appended{e, slot}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		notes := map[string][]int64{}
+		for _, a := range got {
+			enc, err := rs.SignCommitted(a.e, a.slot)
+			if err != nil {
+				t.Fatalf("SignCommitted: %v", err)
+			}
+			r := openReceipt(t, enc)
+			if r.ID != a.e.ID || r.Sequence != a.e.Sequence || r.EntryHash != a.e.EntryHash || !r.Time.Equal(a.e.Time) {
+				t.Errorf("receipt %+v of entry %+v", r, a.e)
+			}
+			if _, err := audit.CheckReceiptIn(ctx, s, r); err != nil {
+				t.Errorf("receipt of entry %d: %v", r.Sequence, err)
+			}
+			if text := decoded(t, enc); strings.HasPrefix(text, "pgxsafety audit receipt v2\n") {
+				batched++
+				note := text[strings.Index(text, "\n\n")+2:]
+				notes[note] = append(notes[note], r.Sequence)
+			}
+		}
+		// A note covers first..last; the appends it receipted are
+		// among them.
+		for note, seqs := range notes {
+			text, err := Signer().Verifier().Open([]byte(note))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := audit.ParseReceiptBatch(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(seqs) < 2 || uint64(len(seqs)) > b.Size() {
+				t.Errorf("a note of %d-%d receipts %d appends: %v", b.First, b.Last, len(seqs), seqs)
+			}
+			for _, q := range seqs {
+				if q < b.First || q > b.Last {
+					t.Errorf("entry %d under the note of %d-%d", q, b.First, b.Last)
+				}
+			}
+		}
+	}
+	t.Logf("%d appends got batch receipts", batched)
+	if batched == 0 {
+		t.Error("20 rounds of 16 concurrent appends and no commit held two of them (or the store does not fill GroupSlot)")
+	}
 }

@@ -19,6 +19,7 @@ import (
 type pending struct {
 	e     audit.Entry
 	fb    *feedbackWrite    // set for a feedback post: e is built in the transaction
+	slot  *audit.GroupSlot  // from Append's context: told the entry's commit group
 	reply chan appendResult // buffered (1): the writer never blocks on it
 }
 
@@ -33,6 +34,9 @@ type appendResult struct {
 // its configured synchronous_commit, on by default). e.Time must be set:
 // the log records the service's clock, not the store's.
 //
+// When ctx carries an audit.GroupSlot, it is told the entry's commit
+// group (the entries of its transaction) before Append returns.
+//
 // Errors wrap audit.ErrUnavailable: the store could not be written (or was
 // closed) and the caller must not release the answer. When ctx ends first
 // Append returns the context's error; the entry may still be committed
@@ -41,7 +45,7 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 	if e.Time.IsZero() {
 		return audit.Entry{}, errors.New("audit store: entry has no time")
 	}
-	return s.enqueue(ctx, &pending{e: e, reply: make(chan appendResult, 1)})
+	return s.enqueue(ctx, &pending{e: e, slot: audit.GroupSlotFrom(ctx), reply: make(chan appendResult, 1)})
 }
 
 // enqueue hands p to the writer and waits for its answer.
@@ -156,6 +160,7 @@ func (s *Store) commit(batch []*pending) {
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(CommitStats{Entries: len(batch), Duration: time.Since(start), Err: err})
 	}
+	var group *audit.CommitGroup
 	for i, p := range batch {
 		if err != nil {
 			if !errors.Is(err, audit.ErrUnavailable) {
@@ -163,6 +168,12 @@ func (s *Store) commit(batch []*pending) {
 			}
 			p.reply <- appendResult{err: err}
 			continue
+		}
+		if p.slot != nil {
+			if group == nil {
+				group = audit.NewCommitGroup(stored)
+			}
+			p.slot.Set(group, i)
 		}
 		p.reply <- appendResult{e: stored[i]}
 	}
