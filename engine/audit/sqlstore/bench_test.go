@@ -86,49 +86,66 @@ func BenchmarkAppend(b *testing.B) {
 // durable COMMIT, without the callers and the queue, so its instruction
 // count is the same on every run (valgrind --tool=callgrind). A /pgx/check
 // answer under load commits about 4.5 entries at a time; "-6KB" carries a
-// response of that answer's size.
+// response of that answer's size. The postgres cases run when
+// PGXSAFETY_TEST_DATABASE_URL is set, as the service role when
+// PGXSAFETY_TEST_DATABASE_APP_USER is; their CPU is this process's only
+// (the server is another process).
 func BenchmarkCommit(b *testing.B) {
 	var payload []byte
 	for i := 0; len(payload) < 6000; i++ {
 		payload = fmt.Appendf(payload, `{"gene":"CYP2C19","n":%d,"text":"recommendation %d"},`, i, i*7919)
 	}
-	for _, n := range []int{1, 4, 16} {
-		for _, big := range []bool{false, true} {
-			name := fmt.Sprintf("entries=%d", n)
-			if big {
-				name += "-6KB"
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, n := range []int{1, 4, 16} {
+			for _, big := range []bool{false, true} {
+				name := fmt.Sprintf("%s/entries=%d", backend, n)
+				if big {
+					name += "-6KB"
+				}
+				b.Run(name, func(b *testing.B) {
+					s := openBenchStore(b, backend)
+					defer s.Close()
+					batch := make([]*pending, n)
+					next := 0
+					b.ResetTimer()
+					cpu0 := cpuTime(b)
+					for range b.N {
+						for j := range batch {
+							e := audittest.Entry(next)
+							next++
+							e.Time = time.Now()
+							if big {
+								e.Response = payload
+							}
+							// The writer goroutine is idle (nothing is
+							// queued): this goroutine stands in for it.
+							batch[j] = &pending{e: e, reply: make(chan appendResult, 1)}
+						}
+						s.commit(batch)
+						for _, p := range batch {
+							if r := <-p.reply; r.err != nil {
+								b.Fatal(r.err)
+							}
+						}
+					}
+					b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N*n), "cpu-us/entry")
+				})
 			}
-			b.Run(name, func(b *testing.B) {
-				s, err := OpenWith(context.Background(), "", b.TempDir(), Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				batch := make([]*pending, n)
-				next := 0
-				b.ResetTimer()
-				cpu0 := cpuTime(b)
-				for range b.N {
-					for j := range batch {
-						e := audittest.Entry(next)
-						next++
-						e.Time = time.Now()
-						if big {
-							e.Response = payload
-						}
-						// The writer goroutine is idle (nothing is queued):
-						// this goroutine stands in for it.
-						batch[j] = &pending{e: e, reply: make(chan appendResult, 1)}
-					}
-					s.commit(batch)
-					for _, p := range batch {
-						if r := <-p.reply; r.err != nil {
-							b.Fatal(r.err)
-						}
-					}
-				}
-				b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N*n), "cpu-us/entry")
-			})
 		}
 	}
+}
+
+// openBenchStore opens a fresh store of the backend ("sqlite" or
+// "postgres", the latter skipped without PGXSAFETY_TEST_DATABASE_URL).
+func openBenchStore(b *testing.B, backend string) *Store {
+	b.Helper()
+	u, opts := "", Options{}
+	if backend == "postgres" {
+		u, opts = serviceURL(b, pgSchema(b, postgresURL(b)), opts)
+	}
+	s, err := OpenWith(context.Background(), u, b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
