@@ -246,7 +246,7 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 		// commitBatch gives a feedback post a transaction of its own.
 		return s.appendPipelined(ctx, batch)
 	}
-	tx, err := s.beginWrite(ctx)
+	tx, err := s.beginAppend(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +281,33 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return out, nil
+}
+
+// beginAppend starts the writer's transaction: for SQLite on the writer's
+// own connection (Store.wconn), for PostgreSQL as beginWrite.
+func (s *Store) beginAppend(ctx context.Context) (*sqlx.Tx, error) {
+	if s.d.name != "sqlite" {
+		return s.beginWrite(ctx)
+	}
+	if s.wconn == nil {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		if _, err := c.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		s.wconn = c
+	}
+	tx, err := s.wconn.BeginTxx(ctx, nil)
+	if err != nil {
+		// Take a fresh connection next time (this one may be broken).
+		s.wconn.Close()
+		s.wconn = nil
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return tx, nil
 }
 
 // chain gives e its id, sequence, previous hash and entry hash after h,
@@ -336,8 +363,8 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// closeInserts closes the prepared INSERTs and chain-head read (the
-// writer is done).
+// closeInserts closes the prepared INSERTs, the chain-head read and the
+// writer's connection (the writer is done).
 func (s *Store) closeInserts() {
 	if s.faulted() != nil {
 		return // the connections may be inside a broken mapping
@@ -349,6 +376,10 @@ func (s *Store) closeInserts() {
 	if s.headStmt != nil {
 		_ = s.headStmt.Close()
 		s.headStmt = nil
+	}
+	if s.wconn != nil {
+		_ = s.wconn.Close()
+		s.wconn = nil
 	}
 }
 

@@ -117,3 +117,36 @@ END $$`,
 		t.Errorf("Verify: %v", err)
 	}
 }
+
+// TestSQLiteWriterJournalInMemory checks that the SQLite writer's own
+// connection keeps its statement journal in memory (temp_store MEMORY, 2)
+// while the pool's connections, which the purge uses, keep the default
+// (0, a file past 64 KiB), and that appends still verify.
+func TestSQLiteWriterJournalInMemory(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := s.Append(ctx, entry(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The writer is idle between appends: its connection is not in use.
+	var writer, pool int
+	if err := s.wconn.GetContext(ctx, &writer, `PRAGMA temp_store`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.GetContext(ctx, &pool, `PRAGMA temp_store`); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{2, 0}, []int{writer, pool}); diff != "" {
+		t.Errorf("temp_store of the writer's and a pooled connection (-want +got):\n%s", diff)
+	}
+	if err := audit.Verify(ctx, s); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+}
