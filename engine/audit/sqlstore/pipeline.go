@@ -109,7 +109,18 @@ func (s *Store) appendPgx(ctx context.Context, c *pgx.Conn, batch []*pending) ([
 		args = append(args, insertArgs(e)...)
 	}
 	b = &pgx.Batch{}
-	b.Queue(s.insertQuery(len(batch)), args...)
+	q, ok := s.pgInserts[len(batch)]
+	if !ok {
+		// Built once per batch size: pgx finds its prepared statement by
+		// this text, and rebinding 16 placeholders per entry every
+		// commit would cost more than the lookup.
+		q = s.insertQuery(len(batch))
+		if s.pgInserts == nil {
+			s.pgInserts = make(map[int]string)
+		}
+		s.pgInserts[len(batch)] = q
+	}
+	b.Queue(q, args...)
 	b.Queue(`COMMIT`)
 	res = c.SendBatch(ctx, b)
 	if _, err := res.Exec(); err != nil {

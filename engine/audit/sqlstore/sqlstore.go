@@ -206,6 +206,9 @@ type Store struct {
 	// inserts are the prepared INSERTs of n entries, by n (at most
 	// MaxBatch of them). Only the writer goroutine uses them.
 	inserts map[int]*sql.Stmt
+	// pgInserts are the texts of the PostgreSQL INSERTs of n entries, by n
+	// (appendPgx). Only the writer goroutine uses them.
+	pgInserts map[int]string
 	// headStmt reads the chain head (head); prepared by the writer.
 	headStmt *sqlx.Stmt
 	// wconn is the SQLite writer's own connection, with temp_store MEMORY:
