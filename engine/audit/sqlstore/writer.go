@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -302,8 +303,11 @@ func (s *Store) beginAppend(ctx context.Context) (*sqlx.Tx, error) {
 	}
 	tx, err := s.wconn.BeginTxx(ctx, nil)
 	if err != nil {
-		// Take a fresh connection next time (this one may be broken).
-		s.wconn.Close()
+		// Take a fresh connection next time. This one may be broken or
+		// still inside a transaction: discard it (ErrBadConn) rather than
+		// hand it to the pool.
+		_ = s.wconn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = s.wconn.Close()
 		s.wconn = nil
 		return nil, fmt.Errorf("begin: %w", err)
 	}

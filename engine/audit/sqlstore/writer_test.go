@@ -150,3 +150,46 @@ func TestSQLiteWriterJournalInMemory(t *testing.T) {
 		t.Errorf("Verify: %v", err)
 	}
 }
+
+// TestSQLiteWriterReplacesItsConnection makes the writer's connection fail
+// to begin (another connection holds the write lock past the busy
+// timeout): that batch fails, the connection is discarded, and the next
+// append takes a fresh one with temp_store MEMORY.
+func TestSQLiteWriterReplacesItsConnection(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.Append(ctx, entry(0)); err != nil {
+		t.Fatal(err)
+	}
+	old := s.wconn
+	c, err := s.db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.BeginTxx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, entry(1)); !errors.Is(err, audit.ErrUnavailable) {
+		t.Errorf("append while locked: %v, want ErrUnavailable", err)
+	}
+	tx.Rollback()
+	c.Close()
+	e, err := s.Append(ctx, entry(2))
+	if err != nil {
+		t.Fatalf("append after the lock: %v", err)
+	}
+	if e.Sequence != 2 {
+		t.Errorf("sequence %d, want 2", e.Sequence)
+	}
+	if s.wconn == nil || s.wconn == old {
+		t.Errorf("the writer kept its connection after a failed begin")
+	}
+	var mode int
+	if err := s.wconn.GetContext(ctx, &mode, `PRAGMA temp_store`); err != nil || mode != 2 {
+		t.Errorf("temp_store of the new writer connection: %d, %v; want 2", mode, err)
+	}
+	if err := audit.Verify(ctx, s); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+}
