@@ -206,8 +206,20 @@ type Store struct {
 	// inserts are the prepared INSERTs of n entries, by n (at most
 	// MaxBatch of them). Only the writer goroutine uses them.
 	inserts map[int]*sql.Stmt
+	// pgInserts are the texts of the PostgreSQL INSERTs of n entries, by n
+	// (appendPgx). Only the writer goroutine uses them.
+	pgInserts map[int]string
 	// headStmt reads the chain head (head); prepared by the writer.
 	headStmt *sqlx.Stmt
+	// wconn is the SQLite writer's own connection, with temp_store MEMORY:
+	// an append's statement journal (SQLite keeps one for a multi-row
+	// INSERT that fires triggers) stays in memory instead of spilling to
+	// a temporary file past 64 KiB, which a batch of a dozen check
+	// entries does. It is bounded by one batch; the other connections
+	// (reads, and the purge, whose DELETE can journal most of the log)
+	// keep the default. Only the writer goroutine uses it; a connection
+	// that fails to begin a transaction is replaced.
+	wconn *sqlx.Conn
 
 	// closeMu guards closed and the sends on queue: Close takes it for
 	// writing, so no Append sends on a closed channel.

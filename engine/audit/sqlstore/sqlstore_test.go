@@ -150,7 +150,7 @@ func TestConformanceSQLite(t *testing.T) {
 
 // postgresURL returns PGXSAFETY_TEST_DATABASE_URL, skipping the test when
 // it is unset.
-func postgresURL(t *testing.T) string {
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("PGXSAFETY_TEST_DATABASE_URL")
 	if u == "" {
@@ -163,7 +163,7 @@ func postgresURL(t *testing.T) string {
 // whose search_path selects it; the schema is dropped when the test ends.
 // Every test gets its own schema, so runs and parallel tests never share
 // tables. An unreachable database fails the test.
-func pgSchema(t *testing.T, base string) string {
+func pgSchema(t testing.TB, base string) string {
 	t.Helper()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
@@ -203,7 +203,7 @@ const appUserEnv = "PGXSAFETY_TEST_DATABASE_APP_USER"
 // section of docs/operations.md with schema in place of audit and role in
 // place of pgxsafety_app: the service role gets exactly the privileges the
 // docs tell an operator to grant (INSERT and SELECT, nothing else).
-func documentedGrants(t *testing.T, schema, role string) []string {
+func documentedGrants(t testing.TB, schema, role string) []string {
 	t.Helper()
 	doc, err := os.ReadFile("../../../docs/operations.md")
 	if err != nil {
@@ -233,7 +233,7 @@ func documentedGrants(t *testing.T, schema, role string) []string {
 // PGXSAFETY_TEST_DATABASE_APP_USER is set, grants the service role its
 // privileges and returns a URL connecting as that role with NoMigrate set,
 // as "pgxsafety migrate" then "serve" would.
-func serviceURL(t *testing.T, ownerURL string, opts Options) (string, Options) {
+func serviceURL(t testing.TB, ownerURL string, opts Options) (string, Options) {
 	t.Helper()
 	app := os.Getenv(appUserEnv)
 	if app == "" {

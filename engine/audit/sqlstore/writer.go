@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ type chainHead struct {
 func (s *Store) head(ctx context.Context, tx *sqlx.Tx) (chainHead, error) {
 	var h chainHead
 	if s.headStmt == nil {
-		st, err := s.db.PreparexContext(ctx, `SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1`)
+		st, err := s.db.PreparexContext(ctx, headQuery)
 		if err != nil {
 			return h, fmt.Errorf("prepare chain head: %w", redactErr(err))
 		}
@@ -204,7 +205,7 @@ func (s *Store) head(ctx context.Context, tx *sqlx.Tx) (chainHead, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("read chain head: %w", err)
 	}
-	err = tx.GetContext(ctx, &h, `SELECT through_seq AS seq, entry_hash FROM audit_checkpoint ORDER BY through_seq DESC LIMIT 1`)
+	err = tx.GetContext(ctx, &h, checkpointHeadQuery)
 	switch {
 	case err == nil:
 		return h, nil
@@ -253,7 +254,11 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 		return nil, err
 	}
 	defer s.guard(&err)()
-	tx, err := s.beginWrite(ctx)
+	if s.d.name == "postgres" && batch[0].fb == nil {
+		// commitBatch gives a feedback post a transaction of its own.
+		return s.appendPipelined(ctx, batch)
+	}
+	tx, err := s.beginAppend(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -271,21 +276,9 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 				return nil, err
 			}
 		}
-		id, err := newID(e.Time)
-		if err != nil {
+		if e, err = s.chain(&h, e); err != nil {
 			return nil, err
 		}
-		e.ID = id
-		e.Sequence = h.Seq + 1
-		e.Time = e.Time.UTC()
-		if s.opts.OmitPayloads {
-			e.Request, e.Response = nil, nil
-		}
-		e.Request = nilIfEmpty(e.Request)
-		e.Response = nilIfEmpty(e.Response)
-		e.PrevHash = h.Hash
-		e.EntryHash = audit.Hash(e.PrevHash, e)
-		h = chainHead{Seq: e.Sequence, Hash: e.EntryHash}
 		out[i] = e
 		args = append(args, insertArgs(e)...)
 	}
@@ -302,6 +295,69 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 	return out, nil
 }
 
+// beginAppend starts the writer's transaction: for SQLite on the writer's
+// own connection (Store.wconn), for PostgreSQL as beginWrite.
+func (s *Store) beginAppend(ctx context.Context) (*sqlx.Tx, error) {
+	if s.d.name != "sqlite" {
+		return s.beginWrite(ctx)
+	}
+	if s.wconn == nil {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		if _, err := c.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		s.wconn = c
+	}
+	tx, err := s.wconn.BeginTxx(ctx, nil)
+	if err != nil {
+		// Take a fresh connection next time. This one may be broken or
+		// still inside a transaction: discard it (ErrBadConn) rather than
+		// hand it to the pool.
+		_ = s.wconn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = s.wconn.Close()
+		s.wconn = nil
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return tx, nil
+}
+
+// chain gives e its id, sequence, previous hash and entry hash after h,
+// and advances h to it.
+func (s *Store) chain(h *chainHead, e audit.Entry) (audit.Entry, error) {
+	id, err := newID(e.Time)
+	if err != nil {
+		return audit.Entry{}, err
+	}
+	e.ID = id
+	e.Sequence = h.Seq + 1
+	e.Time = e.Time.UTC()
+	if s.opts.OmitPayloads {
+		e.Request, e.Response = nil, nil
+	}
+	e.Request = nilIfEmpty(e.Request)
+	e.Response = nilIfEmpty(e.Response)
+	e.PrevHash = h.Hash
+	e.EntryHash = audit.Hash(e.PrevHash, e)
+	*h = chainHead{Seq: e.Sequence, Hash: e.EntryHash}
+	return e, nil
+}
+
+// insertQuery is the INSERT of n entries, in the dialect's bind style.
+func (s *Store) insertQuery(n int) string {
+	cols, row := insertColumns, "("+strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ")
+	if s.d.committedAt != "" {
+		cols += ", committed_at"
+		row += ", " + s.d.committedAt
+	}
+	row += ")"
+	return s.q(`INSERT INTO audit_log (` + cols + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+}
+
 // insertStmt returns the INSERT of n entries, prepared the first time a
 // batch of n is written (compiling it for every commit cost about a fifth
 // of the commit). modernc.org/sqlite reuses a prepared statement's
@@ -311,15 +367,7 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st, ok := s.inserts[n]; ok {
 		return st, nil
 	}
-	cols, row := insertColumns, "("+strings.TrimSuffix(strings.Repeat("?, ", insertArity), ", ")
-	if s.d.committedAt != "" {
-		cols += ", committed_at"
-		row += ", " + s.d.committedAt
-	}
-	row += ")"
-	query := `INSERT INTO audit_log (` + cols + `) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-	st, err := s.db.PrepareContext(ctx, s.q(query))
+	st, err := s.db.PrepareContext(ctx, s.insertQuery(n))
 	if err != nil {
 		return nil, fmt.Errorf("prepare insert: %w", redactErr(err))
 	}
@@ -330,8 +378,8 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// closeInserts closes the prepared INSERTs and chain-head read (the
-// writer is done).
+// closeInserts closes the prepared INSERTs, the chain-head read and the
+// writer's connection (the writer is done).
 func (s *Store) closeInserts() {
 	if s.faulted() != nil {
 		return // the connections may be inside a broken mapping
@@ -343,6 +391,10 @@ func (s *Store) closeInserts() {
 	if s.headStmt != nil {
 		_ = s.headStmt.Close()
 		s.headStmt = nil
+	}
+	if s.wconn != nil {
+		_ = s.wconn.Close()
+		s.wconn = nil
 	}
 }
 
