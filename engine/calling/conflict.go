@@ -66,6 +66,12 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 	if di == nil {
 		return nil, 0
 	}
+	if len(ro.obs) == 0 && len(ro.choices) == 0 && len(ro.items[gene]) == 0 {
+		// No position evidence at all: nothing to compare, and an allele
+		// without a definition is reported only beside variants of the
+		// gene (below).
+		return nil, 0
+	}
 	var expected [][]string // per gene copy the diplotype names
 	for _, a := range alleles {
 		var cells [][]string
