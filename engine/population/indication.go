@@ -502,6 +502,11 @@ var foldDashes = strings.NewReplacer("-", " ", "\u2010", " ", "\u2011", " ", "\u
 // (nonTerms). A "non" attached to another word ("non-Hodgkin lymphoma
 // with stent", "non-invasive test before PCI") negates nothing here.
 func nonPrefixed(clause string, b int) bool {
+	if !strings.Contains(clause[:b], "non") {
+		// Folding turns dashes into spaces only: no "non" before the
+		// term, none after folding.
+		return false
+	}
 	before := strings.TrimRight(foldDashes.Replace(clause[:b]), " ")
 	if !strings.HasSuffix(before, "non") {
 		return false
