@@ -58,30 +58,16 @@ func (ev *evaluation) indianContext() {
 		}
 	}
 	if ev.drug != nil {
-		genes := ev.drugGenes()
-		n := 0
-		for _, v := range ev.kb.Variants {
-			if slices.Contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
-				n++
-			}
+		pf, ok := ev.kb.popFreqs[ev.drug]
+		if !ok {
+			pf = ev.kb.populationFrequencies(ev.drugGenes())
 		}
-		ic.PopulationFrequencies = make([]engine.PopulationFrequency, 0, n)
-		for _, v := range ev.kb.Variants {
-			if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
-				continue
-			}
-			ic.PopulationFrequencies = append(ic.PopulationFrequencies, engine.PopulationFrequency{
-				Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
-				AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
-			})
+		ic.PopulationFrequencies = append(make([]engine.PopulationFrequency, 0, len(pf)), pf...)
+		herbs, ok := ev.kb.herbs[ev.drug]
+		if !ok {
+			herbs = ev.kb.herbNotes(ev.drug.Name)
 		}
-		for _, h := range ev.kb.Herbs {
-			if slices.Contains(h.Drugs, ev.drug.Name) {
-				ic.TraditionalMedicine = append(ic.TraditionalMedicine, engine.HerbNote{
-					Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
-				})
-			}
-		}
+		ic.TraditionalMedicine = append(ic.TraditionalMedicine, herbs...)
 	}
 	ev.res.IndianContext = ic
 }
@@ -194,6 +180,36 @@ func (ev *evaluation) confidence() string {
 		return "high"
 	}
 	return "medium"
+}
+
+// populationFrequencies lists the population frequencies of the tracked
+// variants of genes, in knowledge order (Engine.popFreqs).
+func (k *Engine) populationFrequencies(genes []string) []engine.PopulationFrequency {
+	var out []engine.PopulationFrequency
+	for _, v := range k.Variants {
+		if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
+			continue
+		}
+		out = append(out, engine.PopulationFrequency{
+			Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
+			AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
+		})
+	}
+	return out
+}
+
+// herbNotes lists the herb interactions naming drug, in knowledge order
+// (Engine.herbs).
+func (k *Engine) herbNotes(drug string) []engine.HerbNote {
+	var out []engine.HerbNote
+	for _, h := range k.Herbs {
+		if slices.Contains(h.Drugs, drug) {
+			out = append(out, engine.HerbNote{
+				Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
+			})
+		}
+	}
+	return out
 }
 
 // citations adds one citation per supported field.
