@@ -33,6 +33,8 @@ type Engine struct {
 	// (indianContext), in knowledge order; shared and read only.
 	popFreqs map[*engine.Drug][]engine.PopulationFrequency
 	herbs    map[*engine.Drug][]engine.HerbNote
+	// pretest is pretestPlan of every drug.
+	pretest map[*engine.Drug][]pretestGene
 }
 
 // New builds the engine of k, which must be built (Knowledge.Build). It
@@ -55,10 +57,12 @@ func New(k *engine.Knowledge) (*Engine, error) {
 	}
 	e.popFreqs = make(map[*engine.Drug][]engine.PopulationFrequency, len(k.Drugs))
 	e.herbs = make(map[*engine.Drug][]engine.HerbNote, len(k.Drugs))
+	e.pretest = make(map[*engine.Drug][]pretestGene, len(k.Drugs))
 	for i := range k.Drugs {
 		d := &k.Drugs[i]
 		e.popFreqs[d] = e.populationFrequencies(e.drugGenes[d])
 		e.herbs[d] = e.herbNotes(d.Name)
+		e.pretest[d] = e.pretestPlan(d, e.drugGenes[d])
 	}
 	return e, nil
 }
