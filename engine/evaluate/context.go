@@ -96,17 +96,17 @@ func (ev *evaluation) alternatives() {
 			if !sub.DrugRecognised {
 				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, engine.Alternative{
 					Name: name,
-					Rationale: fmt.Sprintf("named by the %s recommendation for %s; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
-						r.Source, r.GuidelineName),
+					Rationale: "named by the " + r.Source + " recommendation for " + r.GuidelineName +
+						"; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
 				})
 				continue
 			}
 			if sub.OverallSeverity == engine.SeverityHigh && hasConfirmed(sub.Alerts) {
-				ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
-					"%s is named as an alternative by the %s guideline but this genotype also makes it HIGH risk, so it is not suggested", name, r.Source))
+				ev.res.Warnings = append(ev.res.Warnings,
+					name+" is named as an alternative by the "+r.Source+" guideline but this genotype also makes it HIGH risk, so it is not suggested")
 				continue
 			}
-			why := fmt.Sprintf("named by the %s recommendation (%s)", r.Source, r.GuidelineName)
+			why := "named by the " + r.Source + " recommendation (" + r.GuidelineName + ")"
 			switch {
 			case hasConfirmed(sub.Alerts):
 				why += "; re-checked against this genotype: " + severityWord(sub.OverallSeverity)

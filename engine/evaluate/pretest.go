@@ -256,7 +256,7 @@ func (ev *evaluation) populationAlerts() {
 			continue
 		}
 		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
-		ev.sources[len(ev.res.Alerts)] = r.SourceIDs
+		ev.addSources(r.SourceIDs)
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
 			Severity:     engine.SeverityInfo,
 			Gene:         gene,
@@ -280,7 +280,7 @@ func (ev *evaluation) populationAlerts() {
 				continue
 			}
 		}
-		ev.sources[len(ev.res.Alerts)] = c.SourceIDs
+		ev.addSources(c.SourceIDs)
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
 			Severity:        engine.SeverityModerate,
 			Gene:            gene,

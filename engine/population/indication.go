@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -161,7 +162,7 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 	}
 	pick := func(p, basis, why string) PopulationChoice {
 		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
-		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		ch.Reason = "guideline population " + strconv.Quote(p) + " chosen from " + why
 		return ch
 	}
 	switch {
@@ -202,7 +203,7 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 func (k *Selector) clopidogrelPopulation(ctx PopulationContext, set map[string]bool, ch PopulationChoice) PopulationChoice {
 	pick := func(p, basis, why string) PopulationChoice {
 		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
-		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		ch.Reason = "guideline population " + strconv.Quote(p) + " chosen from " + why
 		return ch
 	}
 	pops := map[string][]string{} // population → the codes pointing to it
