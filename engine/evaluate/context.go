@@ -289,14 +289,11 @@ func (ev *evaluation) citations() {
 			n++
 		}
 	}
-	for i, pf := range res.IndianContext.PopulationFrequencies {
-		if tv, ok := ev.kb.TrackedVariant(pf.Variant); ok {
-			ids := tv.AFIndiaSourceIDs
-			if len(ids) == 0 {
-				ids = tv.AFGlobalSourceIDs
-			}
-			cite(engine.CitationTarget{Kind: engine.CitesPopulationFrequency, Index: i}, ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
-		}
+	if cs, ok := ev.kb.pfCites[ev.drug]; ok && ev.drug != nil {
+		// The drug's population frequencies are Engine.popFreqs[drug].
+		res.SourceCitations = append(res.SourceCitations, cs...)
+	} else {
+		res.SourceCitations = append(res.SourceCitations, ev.kb.frequencyCitations(res.IndianContext.PopulationFrequencies)...)
 	}
 	ci := 0
 	for _, c := range ev.communities {
@@ -308,20 +305,66 @@ func (ev *evaluation) citations() {
 			}
 		}
 	}
-	hi := 0
-	for _, h := range ev.kb.Herbs {
-		if ev.drug != nil && slices.Contains(h.Drugs, ev.drug.Name) {
-			cite(engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
-			hi++
+	if ev.drug != nil {
+		cs, ok := ev.kb.herbCites[ev.drug]
+		if !ok {
+			cs = ev.kb.herbCitations(ev.drug.Name)
 		}
+		res.SourceCitations = append(res.SourceCitations, cs...)
 	}
 }
 
-// sourceText names the sources of a row, preferring ids with prefix.
+// frequencyCitations are the citations of population frequencies pfs
+// (IndianContext.PopulationFrequencies), one per frequency whose source
+// has a URL; computed at New per drug (Engine.pfCites).
+func (k *Engine) frequencyCitations(pfs []engine.PopulationFrequency) []engine.Citation {
+	var out []engine.Citation
+	for i, pf := range pfs {
+		if tv, ok := k.TrackedVariant(pf.Variant); ok {
+			ids := tv.AFIndiaSourceIDs
+			if len(ids) == 0 {
+				ids = tv.AFGlobalSourceIDs
+			}
+			if url := k.sourceURL(ids, ""); url != "" {
+				out = append(out, engine.Citation{Target: engine.CitationTarget{Kind: engine.CitesPopulationFrequency, Index: i}, Source: k.sourceText(ids, ""), URL: url})
+			}
+		}
+	}
+	return out
+}
+
+// herbCitations are the citations of the herb notes of drug
+// (IndianContext.TraditionalMedicine); computed at New per drug
+// (Engine.herbCites).
+func (k *Engine) herbCitations(drug string) []engine.Citation {
+	var out []engine.Citation
+	hi := 0
+	for _, h := range k.Herbs {
+		if slices.Contains(h.Drugs, drug) {
+			if url := k.sourceURL(h.SourceIDs, ""); url != "" {
+				out = append(out, engine.Citation{Target: engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, Source: k.sourceText(h.SourceIDs, ""), URL: url})
+			}
+			hi++
+		}
+	}
+	return out
+}
+
+// sourceText is Engine.sourceText.
 func (ev *evaluation) sourceText(ids []string, prefer string) string {
+	return ev.kb.sourceText(ids, prefer)
+}
+
+// sourceURL is Engine.sourceURL.
+func (ev *evaluation) sourceURL(ids []string, prefer string) string {
+	return ev.kb.sourceURL(ids, prefer)
+}
+
+// sourceText names the sources of a row, preferring ids with prefix.
+func (k *Engine) sourceText(ids []string, prefer string) string {
 	var parts []string
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok {
+		if s, ok := k.Source(id); ok {
 			parts = append(parts, s.Title)
 		}
 		if len(parts) == 2 {
@@ -335,9 +378,9 @@ func (ev *evaluation) sourceText(ids []string, prefer string) string {
 }
 
 // sourceURL returns the first URL or PMID among a row's sources.
-func (ev *evaluation) sourceURL(ids []string, prefer string) string {
+func (k *Engine) sourceURL(ids []string, prefer string) string {
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok {
+		if s, ok := k.Source(id); ok {
 			if s.URL != "" {
 				return s.URL
 			}
@@ -351,7 +394,7 @@ func (ev *evaluation) sourceURL(ids []string, prefer string) string {
 	// identifier there), e.g. "Lambert & Cormier 2001 Pharmacotherapy
 	// 21(4):509-512".
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok && s.Title != "" {
+		if s, ok := k.Source(id); ok && s.Title != "" {
 			return s.Title
 		}
 	}
