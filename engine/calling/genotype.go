@@ -414,8 +414,9 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		hemi := symbol == "G6PD" && male
 		var gg *GeneGenotype
 		if d, ok := req.Diplotypes[symbol]; ok {
-			gg = k.fromDiplotype(g, d, hemi)
-			k.checkDiplotype(g, gg, d, ro)
+			var p parsedDiplotype
+			gg, p = k.fromDiplotype(g, d, hemi)
+			k.checkDiplotype(gg, d, p, ro)
 			k.applyCaveat(gg, d, req.DiplotypeCaveats[symbol])
 			if !sexKnown && g.Chromosome == "chrX" {
 				noteSexUnknown(gg)
@@ -502,9 +503,10 @@ func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map
 // (a diplotype says the gene was tested). Any disagreement or unplaced
 // item sends the gene to review naming both sources; agreeing items are
 // used and said so.
-func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, ro *requestObs) {
+//
+// p is given as parsed (parseDiplotypeNotes, by fromDiplotype).
+func (k *Caller) checkDiplotype(gg *GeneGenotype, given string, p parsedDiplotype, ro *requestObs) {
 	symbol := gg.Gene
-	p, _ := k.parseDiplotypeNotes(g, given) // validated
 	gg.Variants = ro.items[symbol]
 	review := append([]string(nil), ro.review[symbol]...)
 	// The alleles as read, whether or not they have a phenotype (IFNL3
@@ -548,6 +550,9 @@ func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, 
 // reading the gene's unreported positions as reference would reassure on
 // evidence that was not used.
 func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map[string]bool) {
+	if len(ro.unplacedOn) == 0 && len(ro.unplacedAnywhere) == 0 {
+		return // no item to send anywhere
+	}
 	claims := map[string]bool{}
 	for g := range tested {
 		claims[g] = true
@@ -617,7 +622,9 @@ func appendNew(to []string, add ...string) []string {
 	return to
 }
 
-func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {
+// fromDiplotype reads a supplied diplotype d of g; it returns the
+// diplotype as parsed too.
+func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) (*GeneGenotype, parsedDiplotype) {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
 	p, _ := k.parseDiplotypeNotes(g, d) // validated
 	alleles := p.alleles
@@ -625,7 +632,7 @@ func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotyp
 	if len(p.review) > 0 {
 		gg.Review = p.review
 		gg.Uncallable = "could not interpret — review: " + strings.Join(p.review, "; ")
-		return gg
+		return gg, p
 	}
 	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
 		alleles = alleles[:1]
@@ -634,10 +641,10 @@ func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotyp
 	call, err := k.Phenotype(g.Symbol, alleles...)
 	if err != nil {
 		gg.Uncallable = err.Error()
-		return gg
+		return gg, p
 	}
 	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
-	return gg
+	return gg, p
 }
 
 // compositeAliases returns, for allele names of the form "A (B)", the
