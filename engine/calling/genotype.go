@@ -104,9 +104,9 @@ func (k *Caller) Validate(req engine.Request) error {
 	if len(req.Drug) > engine.MaxDrugNameBytes {
 		bad("drug", "must be at most %d bytes", engine.MaxDrugNameBytes)
 	}
-	for field, v := range map[string]string{"state": req.State, "ethnicity": req.Ethnicity, "indication": req.Indication} {
-		if len(v) > engine.MaxContextBytes {
-			bad(field, "must be at most %d bytes", engine.MaxContextBytes)
+	for _, c := range [...]struct{ field, v string }{{"state", req.State}, {"ethnicity", req.Ethnicity}, {"indication", req.Indication}} {
+		if len(c.v) > engine.MaxContextBytes {
+			bad(c.field, "must be at most %d bytes", engine.MaxContextBytes)
 		}
 	}
 	seen := map[string]bool{}

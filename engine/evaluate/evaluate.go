@@ -685,7 +685,7 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, ve
 			primary = g
 		}
 		reference := ev.kb.isReference(population.RecKey{Gene: g, Lookup: v, LookupType: r.LookupType[g]})
-		if !reference && !strings.Contains(strings.ToLower(v), "normal") && !strings.HasSuffix(v, "negative") && v != "2.0" {
+		if !reference && !containsNormal(v) && !strings.HasSuffix(v, "negative") && v != "2.0" {
 			primary = g
 			break
 		}
@@ -734,6 +734,27 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, ve
 	}
 	a.Message = ev.drug.Name + " with " + strings.Join(phen, " and ") + ": " + r.Source + " guideline says " + verb + "." + ev.sexNote(primary)
 	return a
+}
+
+// containsNormal is strings.Contains(strings.ToLower(v), "normal"),
+// without building the lower-case copy when v is ASCII.
+func containsNormal(v string) bool {
+	const w = "normal"
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(v), w)
+		}
+	}
+	for i := 0; i+len(w) <= len(v); i++ {
+		j := 0
+		for j < len(w) && v[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // sexNote is " " + how an X-linked gene was read when the patient's sex
