@@ -567,11 +567,11 @@ func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map
 		}
 		for _, item := range ro.unplacedOn[di.def.Chromosome] {
 			ro.reviewedFor(item, g)
-			ro.add(g, ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
+			ro.add(g, &ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
 		}
 		for _, item := range ro.unplacedAnywhere {
 			ro.reviewedFor(item, g)
-			ro.add(g, ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
+			ro.add(g, &ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
 		}
 	}
 }
