@@ -66,6 +66,12 @@ func (k *Caller) diplotypeConflicts(gene, given string, alleles []string, ro *re
 	if di == nil {
 		return nil, 0
 	}
+	if len(ro.obs) == 0 && len(ro.choices) == 0 && len(ro.items[gene]) == 0 {
+		// No position evidence at all: nothing to compare, and an allele
+		// without a definition is reported only beside variants of the
+		// gene (below).
+		return nil, 0
+	}
 	var expected [][]string // per gene copy the diplotype names
 	for _, a := range alleles {
 		var cells [][]string
@@ -284,7 +290,7 @@ func (k *Caller) positionConflicts(ro *requestObs) {
 			// Too many readings to compare: the position is a conflict.
 			msg := fmt.Sprintf("conflicting evidence at %s:%d: it is given with more than %d different genotypes, which are not compared one by one", kk.chrom, kk.pos, maxStatements)
 			for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
-				ro.add(di.def.Gene, ro.review, msg)
+				ro.add(di.def.Gene, &ro.review, msg)
 			}
 			for _, o := range over[kk] {
 				ro.conflict(o.Source, msg)
@@ -304,7 +310,7 @@ func (k *Caller) positionConflicts(ro *requestObs) {
 				msg := fmt.Sprintf("conflicting evidence at %s:%d: %s says %s, but %s says %s; the two sources disagree",
 					kk.chrom, kk.pos, x.Source, describeObs(ro, x), y.Source, describeObs(ro, y))
 				for _, di := range k.idx.defPos[kk.chrom][kk.pos] {
-					ro.add(di.def.Gene, ro.review, msg)
+					ro.add(di.def.Gene, &ro.review, msg)
 				}
 				for _, m := range gs[a].members {
 					ro.conflict(m.Source, msg)

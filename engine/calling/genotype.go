@@ -104,9 +104,9 @@ func (k *Caller) Validate(req engine.Request) error {
 	if len(req.Drug) > engine.MaxDrugNameBytes {
 		bad("drug", "must be at most %d bytes", engine.MaxDrugNameBytes)
 	}
-	for field, v := range map[string]string{"state": req.State, "ethnicity": req.Ethnicity, "indication": req.Indication} {
-		if len(v) > engine.MaxContextBytes {
-			bad(field, "must be at most %d bytes", engine.MaxContextBytes)
+	for _, c := range [...]struct{ field, v string }{{"state", req.State}, {"ethnicity", req.Ethnicity}, {"indication", req.Indication}} {
+		if len(c.v) > engine.MaxContextBytes {
+			bad(c.field, "must be at most %d bytes", engine.MaxContextBytes)
 		}
 	}
 	seen := map[string]bool{}
@@ -414,8 +414,9 @@ func (k *Caller) InterpretGenotype(req engine.Request) *Genotype {
 		hemi := symbol == "G6PD" && male
 		var gg *GeneGenotype
 		if d, ok := req.Diplotypes[symbol]; ok {
-			gg = k.fromDiplotype(g, d, hemi)
-			k.checkDiplotype(g, gg, d, ro)
+			var p parsedDiplotype
+			gg, p = k.fromDiplotype(g, d, hemi)
+			k.checkDiplotype(gg, d, p, ro)
 			k.applyCaveat(gg, d, req.DiplotypeCaveats[symbol])
 			if !sexKnown && g.Chromosome == "chrX" {
 				noteSexUnknown(gg)
@@ -502,9 +503,10 @@ func (k *Caller) callGenes(ro *requestObs, req engine.Request, genes, tested map
 // (a diplotype says the gene was tested). Any disagreement or unplaced
 // item sends the gene to review naming both sources; agreeing items are
 // used and said so.
-func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, ro *requestObs) {
+//
+// p is given as parsed (parseDiplotypeNotes, by fromDiplotype).
+func (k *Caller) checkDiplotype(gg *GeneGenotype, given string, p parsedDiplotype, ro *requestObs) {
 	symbol := gg.Gene
-	p, _ := k.parseDiplotypeNotes(g, given) // validated
 	gg.Variants = ro.items[symbol]
 	review := append([]string(nil), ro.review[symbol]...)
 	// The alleles as read, whether or not they have a phenotype (IFNL3
@@ -548,6 +550,9 @@ func (k *Caller) checkDiplotype(g *engine.Gene, gg *GeneGenotype, given string, 
 // reading the gene's unreported positions as reference would reassure on
 // evidence that was not used.
 func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map[string]bool) {
+	if len(ro.unplacedOn) == 0 && len(ro.unplacedAnywhere) == 0 {
+		return // no item to send anywhere
+	}
 	claims := map[string]bool{}
 	for g := range tested {
 		claims[g] = true
@@ -562,11 +567,11 @@ func (k *Caller) unplacedInTested(ro *requestObs, req engine.Request, tested map
 		}
 		for _, item := range ro.unplacedOn[di.def.Chromosome] {
 			ro.reviewedFor(item, g)
-			ro.add(g, ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
+			ro.add(g, &ro.review, fmt.Sprintf("%s is on %s, where %s lies, but at no position of any allele definition and outside every gene's defined span: it cannot be placed (a coordinate on another build?), and %s is reported as tested", item, di.def.Chromosome, g, g))
 		}
 		for _, item := range ro.unplacedAnywhere {
 			ro.reviewedFor(item, g)
-			ro.add(g, ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
+			ro.add(g, &ro.review, fmt.Sprintf("%s is in no allele definition and on no panel row, so its gene is unknown: it cannot be placed, and %s, reported as tested, may carry it", item, g))
 		}
 	}
 }
@@ -617,7 +622,9 @@ func appendNew(to []string, add ...string) []string {
 	return to
 }
 
-func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotype {
+// fromDiplotype reads a supplied diplotype d of g; it returns the
+// diplotype as parsed too.
+func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) (*GeneGenotype, parsedDiplotype) {
 	gg := &GeneGenotype{Gene: g.Symbol, FromDiplotype: true}
 	p, _ := k.parseDiplotypeNotes(g, d) // validated
 	alleles := p.alleles
@@ -625,7 +632,7 @@ func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotyp
 	if len(p.review) > 0 {
 		gg.Review = p.review
 		gg.Uncallable = "could not interpret — review: " + strings.Join(p.review, "; ")
-		return gg
+		return gg, p
 	}
 	if hemi && len(alleles) == 2 && alleles[0] == alleles[1] {
 		alleles = alleles[:1]
@@ -634,10 +641,10 @@ func (k *Caller) fromDiplotype(g *engine.Gene, d string, hemi bool) *GeneGenotyp
 	call, err := k.Phenotype(g.Symbol, alleles...)
 	if err != nil {
 		gg.Uncallable = err.Error()
-		return gg
+		return gg, p
 	}
 	gg.Diplotypes = []Diplotype{{Alleles: alleles, Call: call}}
-	return gg
+	return gg, p
 }
 
 // compositeAliases returns, for allele names of the form "A (B)", the

@@ -2,8 +2,6 @@ package calling
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -60,6 +58,9 @@ func (r *requestObs) reviewedFor(item, gene string) {
 // calls in request order, then its diplotypes and HLA results by gene.
 func ledgerOf(ro *requestObs, req engine.Request) []engine.EvidenceItem {
 	var out []engine.EvidenceItem
+	if n := len(ro.ledger) + len(req.Diplotypes) + len(req.HLA); n > 0 {
+		out = make([]engine.EvidenceItem, 0, n) // nil when there is nothing
+	}
 	byField := map[string]int{}
 	for _, e := range ro.ledger {
 		it := engine.EvidenceItem{Field: e.field, Item: e.item, State: engine.EvidenceUsed, Genes: e.genes}
@@ -83,7 +84,7 @@ func ledgerOf(ro *requestObs, req engine.Request) []engine.EvidenceItem {
 		byField[e.field] = len(out)
 		out = append(out, it)
 	}
-	for _, g := range slices.Sorted(maps.Keys(req.Diplotypes)) {
+	for _, g := range sortedKeys(req.Diplotypes) {
 		field := "diplotypes." + g
 		it := engine.EvidenceItem{Field: field, Item: strings.TrimSpace(req.Diplotypes[g]), State: engine.EvidenceUsed, Genes: []string{g}}
 		if r := ro.conflicts[field]; r != "" {
@@ -91,12 +92,25 @@ func ledgerOf(ro *requestObs, req engine.Request) []engine.EvidenceItem {
 		}
 		out = append(out, it)
 	}
-	for _, a := range slices.Sorted(maps.Keys(req.HLA)) {
+	for _, a := range sortedKeys(req.HLA) {
 		gene := a
 		if m := hlaPattern.FindStringSubmatch(strings.TrimSpace(a)); m != nil {
 			gene = m[1]
 		}
 		out = append(out, engine.EvidenceItem{Field: "hla." + a, Item: strings.TrimSpace(req.HLA[a]), State: engine.EvidenceUsed, Genes: []string{gene}})
 	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order (nil for an empty map).
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

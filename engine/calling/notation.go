@@ -111,6 +111,12 @@ func (c copyRun) String() string {
 // are one run ("*36+*36+*10" ≡ "*36x2+*10", "*4+*4" ≡ "*4x2"); the
 // arrangement's value is the knowledge's, never a sum of its parts.
 func (k *Caller) readStructural(gene, s string) (alleleReading, bool, string) {
+	if strings.IndexByte(s, '/') >= 0 && !strings.Contains(s, "+") && !(strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")")) {
+		// One copy unit, not in parentheses, holding a '/' (a whole
+		// diplotype, tried as one allele first): starPartRe has no '/',
+		// so the loop below would return this without a reason.
+		return alleleReading{}, false, ""
+	}
 	var runs []copyRun
 	for _, tok := range strings.Split(s, "+") {
 		tok = strings.TrimSpace(tok)

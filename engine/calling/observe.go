@@ -205,17 +205,31 @@ type requestObs struct {
 	sentToReview map[string][]string
 }
 
-func (r *requestObs) add(gene string, m map[string][]string, s string) {
-	if m[gene] == nil || !slices.Contains(m[gene], s) {
-		m[gene] = append(m[gene], s)
+// unplace records item as unplaced on chrom (unplacedOn).
+func (r *requestObs) unplace(chrom, item string) {
+	if r.unplacedOn == nil {
+		r.unplacedOn = map[string][]string{}
+	}
+	r.unplacedOn[chrom] = append(r.unplacedOn[chrom], item)
+}
+
+// add appends s to gene's list in *m unless it is there, making the map
+// on first use.
+func (r *requestObs) add(gene string, m *map[string][]string, s string) {
+	if *m == nil {
+		*m = map[string][]string{}
+	}
+	if (*m)[gene] == nil || !slices.Contains((*m)[gene], s) {
+		(*m)[gene] = append((*m)[gene], s)
 	}
 }
 
 // observationsFor builds position observations from the request's rsIDs,
 // HGVS items and position calls. req has passed Validate.
 func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
-	ro := &requestObs{items: map[string][]string{}, notes: map[string][]string{}, review: map[string][]string{},
-		unstated: map[string]bool{}, unplacedOn: map[string][]string{}}
+	// The per-gene maps, unstated and unplacedOn are made on first write
+	// (add, unplace, and below): nil maps read as empty.
+	ro := &requestObs{}
 	zyg := map[string]engine.Zygosity{}
 	for key, z := range req.Zygosity {
 		zyg[strings.ToLower(strings.TrimSpace(key))] = z
@@ -269,14 +283,14 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 		e := ro.entry(o.Source, item, o.Source)
 		if len(dis) == 0 {
 			if g := k.geneSpanning(chrom, c.Pos); g != "" && !allRef(gt) {
-				ro.add(g, ro.review, fmt.Sprintf("calls[%d] %s:%d %s>%s is inside %s but at no position of its allele definitions", i, chrom, c.Pos, c.Ref, c.Alt, g))
-				ro.add(g, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
+				ro.add(g, &ro.review, fmt.Sprintf("calls[%d] %s:%d %s>%s is inside %s but at no position of its allele definitions", i, chrom, c.Pos, c.Ref, c.Alt, g))
+				ro.add(g, &ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
 				e.genes = []string{g}
 				e.unplaced = fmt.Sprintf("inside %s but at no position of its allele definitions; %s is sent to review", g, g)
 			} else if !allRef(gt) {
 				item := fmt.Sprintf("%s:%d:%s>%s", chrom, c.Pos, c.Ref, c.Alt)
 				ro.unrecognised = append(ro.unrecognised, item)
-				ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], fmt.Sprintf("calls[%d] %s", i, item))
+				ro.unplace(chrom, fmt.Sprintf("calls[%d] %s", i, item))
 				e.source = fmt.Sprintf("calls[%d] %s", i, item)
 				e.unplaced = "at no position of any allele definition and outside every gene's defined span (a coordinate on another build?)"
 			} else {
@@ -285,7 +299,7 @@ func (k *Caller) observationsFor(req engine.Request, male bool) *requestObs {
 			continue
 		}
 		for _, di := range dis {
-			ro.add(di.def.Gene, ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
+			ro.add(di.def.Gene, &ro.items, fmt.Sprintf("%s:%d", chrom, c.Pos))
 			if !slices.Contains(e.genes, di.def.Gene) {
 				e.genes = append(e.genes, di.def.Gene)
 			}
@@ -315,13 +329,13 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) (why, gene string) {
 			chrom = accessionChrom(v.chrom)
 		}
 		if g := k.geneSpanning(chrom, v.pos); g != "" {
-			ro.add(g, ro.review, fmt.Sprintf("%s is inside %s but at no position of its allele definitions", v.item, g))
-			ro.add(g, ro.items, v.item)
+			ro.add(g, &ro.review, fmt.Sprintf("%s is inside %s but at no position of its allele definitions", v.item, g))
+			ro.add(g, &ro.items, v.item)
 			return fmt.Sprintf("inside %s but at no position of its allele definitions; %s is sent to review", g, g), g
 		}
 		ro.unrecognised = append(ro.unrecognised, v.item)
 		if chrom != "" {
-			ro.unplacedOn[chrom] = append(ro.unplacedOn[chrom], v.item)
+			ro.unplace(chrom, v.item)
 			return "at no position of any allele definition and outside every gene's defined span (a coordinate on another build?)", ""
 		}
 		ro.unplacedAnywhere = append(ro.unplacedAnywhere, v.item)
@@ -329,8 +343,8 @@ func (k *Caller) unplaced(ro *requestObs, v variantSpec) (why, gene string) {
 	}
 	if tv, ok := k.TrackedVariant(v.rsid); ok {
 		if _, hasDef := k.idx.defs[tv.Gene]; hasDef {
-			ro.add(tv.Gene, ro.review, fmt.Sprintf("%s (%s on the tracked panel) is in no CPIC/PharmCAT allele definition of %s, so its effect on the %s result is not interpreted", v.item, tv.AlleleLabel, tv.Gene, tv.Gene))
-			ro.add(tv.Gene, ro.items, v.item)
+			ro.add(tv.Gene, &ro.review, fmt.Sprintf("%s (%s on the tracked panel) is in no CPIC/PharmCAT allele definition of %s, so its effect on the %s result is not interpreted", v.item, tv.AlleleLabel, tv.Gene, tv.Gene))
+			ro.add(tv.Gene, &ro.items, v.item)
 			return fmt.Sprintf("%s on the tracked panel, but in no allele definition of %s; %s is sent to review", tv.AlleleLabel, tv.Gene, tv.Gene), tv.Gene
 		}
 		ro.warnings = append(ro.warnings, fmt.Sprintf("%s (%s) is on the tracked panel but no CPIC allele definition uses it; it does not change the advice", v.rsid, tv.Gene))
@@ -376,9 +390,9 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 	d := l.di.def
 	p := d.Positions[l.i]
 	gene := d.Gene
-	ro.add(gene, ro.items, v.item)
+	ro.add(gene, &ro.items, v.item)
 	if v.rsid == "" && v.ref != p.Ref {
-		ro.add(gene, ro.review, fmt.Sprintf("%s: the reference base %s is not the GRCh38 base %s at %s:%d", v.item, v.ref, p.Ref, d.Chromosome, p.Pos))
+		ro.add(gene, &ro.review, fmt.Sprintf("%s: the reference base %s is not the GRCh38 base %s at %s:%d", v.item, v.ref, p.Ref, d.Chromosome, p.Pos))
 		return fmt.Sprintf("the reference base %s is not the GRCh38 base %s at %s:%d; %s is sent to review", v.ref, p.Ref, d.Chromosome, p.Pos, gene)
 	}
 	ref := l.di.refCells[l.i]
@@ -399,7 +413,7 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 			a = vcf
 		}
 		if a == ref {
-			ro.add(gene, ro.notes, fmt.Sprintf("%s names the reference allele: read as a reference call", v.item))
+			ro.add(gene, &ro.notes, fmt.Sprintf("%s names the reference allele: read as a reference call", v.item))
 			z = engine.Ref
 			break
 		}
@@ -407,7 +421,7 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 	case len(defined) == 1:
 		alts = defined
 	case len(defined) == 0:
-		ro.add(gene, ro.review, fmt.Sprintf("%s: no %s allele is defined by a non-reference base at %s:%d", v.item, gene, d.Chromosome, p.Pos))
+		ro.add(gene, &ro.review, fmt.Sprintf("%s: no %s allele is defined by a non-reference base at %s:%d", v.item, gene, d.Chromosome, p.Pos))
 		return fmt.Sprintf("no %s allele is defined by a non-reference base at %s:%d; %s is sent to review", gene, d.Chromosome, p.Pos, gene)
 	default:
 		alts = defined
@@ -428,13 +442,16 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		}
 	}
 	if z != engine.Ref && !stated {
+		if ro.unstated == nil {
+			ro.unstated = map[string]bool{}
+		}
 		ro.unstated[v.item] = true
 	}
 	if z != engine.Ref && !stated && !hemi {
-		ro.add(gene, ro.notes, fmt.Sprintf("zygosity of %s not given: assumed heterozygous (at least one copy)", v.item))
+		ro.add(gene, &ro.notes, fmt.Sprintf("zygosity of %s not given: assumed heterozygous (at least one copy)", v.item))
 	}
 	if hemi && stated && z != engine.Hemi && z != engine.Ref {
-		ro.add(gene, ro.notes, fmt.Sprintf("%s is on chrX and the patient is male: %s read as hemizygous", v.item, z))
+		ro.add(gene, &ro.notes, fmt.Sprintf("%s is on chrX and the patient is male: %s read as hemizygous", v.item, z))
 	}
 	base := PositionObservation{Chrom: d.Chromosome, Pos: p.Pos, Ref: p.Ref, Source: v.item}
 	if z == engine.Ref {
@@ -458,7 +475,7 @@ func (k *Caller) placeItem(ro *requestObs, l defLocus, v variantSpec, z engine.Z
 		choice = append(choice, o)
 	}
 	ro.choices = append(ro.choices, choice)
-	ro.add(gene, ro.notes, fmt.Sprintf("%s is multi-allelic (%s>%s) and was given without its allele: each was tried and the most severe reading applies; give it as %s:ALT", v.item, p.Ref, strings.Join(alts, ","), v.item))
+	ro.add(gene, &ro.notes, fmt.Sprintf("%s is multi-allelic (%s>%s) and was given without its allele: each was tried and the most severe reading applies; give it as %s:ALT", v.item, p.Ref, strings.Join(alts, ","), v.item))
 	return ""
 }
 
@@ -481,7 +498,7 @@ func (k *Caller) callRequest(ro *requestObs, opt CallOptions) map[string]*GeneCa
 	if combos > maxChoiceCombinations {
 		for _, c := range ro.choices {
 			g := k.idx.defPos[c[0].Chrom][c[0].Pos][0].def.Gene
-			ro.add(g, ro.review, "too many multi-allelic rsIDs without their allele to try every reading; give each as rsID:ALT")
+			ro.add(g, &ro.review, "too many multi-allelic rsIDs without their allele to try every reading; give each as rsID:ALT")
 		}
 		ro.choices = nil
 		combos = 1

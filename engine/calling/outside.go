@@ -125,11 +125,12 @@ type outsideMerge struct {
 
 // mergeOutside judges the (validated) outside calls against the request.
 func (k *Caller) mergeOutside(req engine.Request, items []outsideItem) *outsideMerge {
+	if len(items) == 0 {
+		// Nothing to merge: apply only reads the (nil) maps.
+		return &outsideMerge{diplotypes: req.Diplotypes}
+	}
 	m := &outsideMerge{diplotypes: req.Diplotypes, from: map[string]*outsideItem{}, review: map[string][]string{},
 		state: make([]engine.EvidenceState, len(items)), reason: make([]string, len(items)), hla: map[string]bool{}}
-	if len(items) == 0 {
-		return m
-	}
 	m.diplotypes = make(map[string]string, len(req.Diplotypes)+len(items))
 	for g, d := range req.Diplotypes {
 		m.diplotypes[g] = d

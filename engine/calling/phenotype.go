@@ -2,7 +2,6 @@ package calling
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -84,10 +83,13 @@ func hasRuleType(g *engine.Gene, t string) bool {
 	return false
 }
 
+// functionPairKey is the rule key of two allele functions: the two in
+// sorted order, joined by " + ".
 func functionPairKey(a, b string) string {
-	p := []string{a, b}
-	sort.Strings(p)
-	return p[0] + " + " + p[1]
+	if b < a {
+		a, b = b, a
+	}
+	return a + " + " + b
 }
 
 // activityScore sums the CPIC activity values of the alleles. A value

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 )
@@ -95,30 +96,43 @@ var (
 // token).
 func nameTokens(s string) []string {
 	s = strings.ToLower(s)
+	// A token is a run of letters and digits, with '.' or ',' between two
+	// digits; every token is a substring of s (an invalid byte reads as
+	// utf8.RuneError, not a letter, and ends a token).
 	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-		}
-	}
-	rs := []rune(s)
-	for i, r := range rs {
+	beg := -1 // start of the token being read, -1 outside one
+	prev := rune(-1)
+	for i, r := range s {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		case (r == '.' || r == ',') && b.Len() > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) && unicode.IsDigit(rs[i-1]):
-			b.WriteRune(r)
+			if beg < 0 {
+				beg = i
+			}
+		case (r == '.' || r == ',') && beg >= 0 && unicode.IsDigit(prev) && i+1 < len(s) && unicode.IsDigit(nextRune(s[i+1:])):
 		case r == '%':
-			flush()
+			if beg >= 0 {
+				out = append(out, s[beg:i])
+				beg = -1
+			}
 			out = append(out, "%")
 		default:
-			flush()
+			if beg >= 0 {
+				out = append(out, s[beg:i])
+				beg = -1
+			}
 		}
+		prev = r
 	}
-	flush()
+	if beg >= 0 {
+		out = append(out, s[beg:])
+	}
 	return out
+}
+
+// nextRune is the first rune of s as a rune range over s reads it.
+func nextRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // stripForm removes strength, dose-form and route tokens; it returns the
@@ -611,6 +625,11 @@ func best(es []*nameEntry) []*nameEntry {
 	if len(es) == 0 {
 		return nil
 	}
+	if allTrustedOneRank(es) {
+		// Every entry stays: the index's slice, capped so that an append
+		// by the caller cannot write into it.
+		return es[:len(es):len(es)]
+	}
 	var trusted []*nameEntry
 	for _, e := range es {
 		if e.confirm == "" {
@@ -633,6 +652,17 @@ func best(es []*nameEntry) []*nameEntry {
 		}
 	}
 	return out
+}
+
+// allTrustedOneRank reports whether every entry of es is trusted and of
+// es[0]'s rank (best keeps them all).
+func allTrustedOneRank(es []*nameEntry) bool {
+	for _, e := range es {
+		if e.confirm != "" || e.rank != es[0].rank {
+			return false
+		}
+	}
+	return true
 }
 
 func confirmOnly(es []*nameEntry) bool {

@@ -58,30 +58,16 @@ func (ev *evaluation) indianContext() {
 		}
 	}
 	if ev.drug != nil {
-		genes := ev.drugGenes()
-		n := 0
-		for _, v := range ev.kb.Variants {
-			if slices.Contains(genes, v.Gene) && (v.AFIndia != nil || v.AFGlobal != nil) {
-				n++
-			}
+		pf, ok := ev.kb.popFreqs[ev.drug]
+		if !ok {
+			pf = ev.kb.populationFrequencies(ev.drugGenes())
 		}
-		ic.PopulationFrequencies = make([]engine.PopulationFrequency, 0, n)
-		for _, v := range ev.kb.Variants {
-			if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
-				continue
-			}
-			ic.PopulationFrequencies = append(ic.PopulationFrequencies, engine.PopulationFrequency{
-				Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
-				AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
-			})
+		ic.PopulationFrequencies = append(make([]engine.PopulationFrequency, 0, len(pf)), pf...)
+		herbs, ok := ev.kb.herbs[ev.drug]
+		if !ok {
+			herbs = ev.kb.herbNotes(ev.drug.Name)
 		}
-		for _, h := range ev.kb.Herbs {
-			if slices.Contains(h.Drugs, ev.drug.Name) {
-				ic.TraditionalMedicine = append(ic.TraditionalMedicine, engine.HerbNote{
-					Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
-				})
-			}
-		}
+		ic.TraditionalMedicine = append(ic.TraditionalMedicine, herbs...)
 	}
 	ev.res.IndianContext = ic
 }
@@ -110,17 +96,17 @@ func (ev *evaluation) alternatives() {
 			if !sub.DrugRecognised {
 				ev.res.SaferAlternatives = append(ev.res.SaferAlternatives, engine.Alternative{
 					Name: name,
-					Rationale: fmt.Sprintf("named by the %s recommendation for %s; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
-						r.Source, r.GuidelineName),
+					Rationale: "named by the " + r.Source + " recommendation for " + r.GuidelineName +
+						"; it has no pharmacogenomic guideline in the knowledge, so this genotype is not known to affect it",
 				})
 				continue
 			}
 			if sub.OverallSeverity == engine.SeverityHigh && hasConfirmed(sub.Alerts) {
-				ev.res.Warnings = append(ev.res.Warnings, fmt.Sprintf(
-					"%s is named as an alternative by the %s guideline but this genotype also makes it HIGH risk, so it is not suggested", name, r.Source))
+				ev.res.Warnings = append(ev.res.Warnings,
+					name+" is named as an alternative by the "+r.Source+" guideline but this genotype also makes it HIGH risk, so it is not suggested")
 				continue
 			}
-			why := fmt.Sprintf("named by the %s recommendation (%s)", r.Source, r.GuidelineName)
+			why := "named by the " + r.Source + " recommendation (" + r.GuidelineName + ")"
 			switch {
 			case hasConfirmed(sub.Alerts):
 				why += "; re-checked against this genotype: " + severityWord(sub.OverallSeverity)
@@ -194,6 +180,36 @@ func (ev *evaluation) confidence() string {
 		return "high"
 	}
 	return "medium"
+}
+
+// populationFrequencies lists the population frequencies of the tracked
+// variants of genes, in knowledge order (Engine.popFreqs).
+func (k *Engine) populationFrequencies(genes []string) []engine.PopulationFrequency {
+	var out []engine.PopulationFrequency
+	for _, v := range k.Variants {
+		if !slices.Contains(genes, v.Gene) || (v.AFIndia == nil && v.AFGlobal == nil) {
+			continue
+		}
+		out = append(out, engine.PopulationFrequency{
+			Variant: v.RsID, Gene: v.Gene, Allele: v.AlleleLabel,
+			AFIndia: v.AFIndia, AFIndiaBasis: v.AFIndiaBasis, AFGlobal: v.AFGlobal,
+		})
+	}
+	return out
+}
+
+// herbNotes lists the herb interactions naming drug, in knowledge order
+// (Engine.herbs).
+func (k *Engine) herbNotes(drug string) []engine.HerbNote {
+	var out []engine.HerbNote
+	for _, h := range k.Herbs {
+		if slices.Contains(h.Drugs, drug) {
+			out = append(out, engine.HerbNote{
+				Herb: h.Herb, Botanical: h.Botanical, Mechanism: h.Mechanism, Effect: h.Effect, Evidence: h.Evidence,
+			})
+		}
+	}
+	return out
 }
 
 // citations adds one citation per supported field.
@@ -273,14 +289,11 @@ func (ev *evaluation) citations() {
 			n++
 		}
 	}
-	for i, pf := range res.IndianContext.PopulationFrequencies {
-		if tv, ok := ev.kb.TrackedVariant(pf.Variant); ok {
-			ids := tv.AFIndiaSourceIDs
-			if len(ids) == 0 {
-				ids = tv.AFGlobalSourceIDs
-			}
-			cite(engine.CitationTarget{Kind: engine.CitesPopulationFrequency, Index: i}, ev.sourceText(ids, ""), "", ev.sourceURL(ids, ""))
-		}
+	if cs, ok := ev.kb.pfCites[ev.drug]; ok && ev.drug != nil {
+		// The drug's population frequencies are Engine.popFreqs[drug].
+		res.SourceCitations = append(res.SourceCitations, cs...)
+	} else {
+		res.SourceCitations = append(res.SourceCitations, ev.kb.frequencyCitations(res.IndianContext.PopulationFrequencies)...)
 	}
 	ci := 0
 	for _, c := range ev.communities {
@@ -292,20 +305,66 @@ func (ev *evaluation) citations() {
 			}
 		}
 	}
-	hi := 0
-	for _, h := range ev.kb.Herbs {
-		if ev.drug != nil && slices.Contains(h.Drugs, ev.drug.Name) {
-			cite(engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, ev.sourceText(h.SourceIDs, ""), "", ev.sourceURL(h.SourceIDs, ""))
-			hi++
+	if ev.drug != nil {
+		cs, ok := ev.kb.herbCites[ev.drug]
+		if !ok {
+			cs = ev.kb.herbCitations(ev.drug.Name)
 		}
+		res.SourceCitations = append(res.SourceCitations, cs...)
 	}
 }
 
-// sourceText names the sources of a row, preferring ids with prefix.
+// frequencyCitations are the citations of population frequencies pfs
+// (IndianContext.PopulationFrequencies), one per frequency whose source
+// has a URL; computed at New per drug (Engine.pfCites).
+func (k *Engine) frequencyCitations(pfs []engine.PopulationFrequency) []engine.Citation {
+	var out []engine.Citation
+	for i, pf := range pfs {
+		if tv, ok := k.TrackedVariant(pf.Variant); ok {
+			ids := tv.AFIndiaSourceIDs
+			if len(ids) == 0 {
+				ids = tv.AFGlobalSourceIDs
+			}
+			if url := k.sourceURL(ids, ""); url != "" {
+				out = append(out, engine.Citation{Target: engine.CitationTarget{Kind: engine.CitesPopulationFrequency, Index: i}, Source: k.sourceText(ids, ""), URL: url})
+			}
+		}
+	}
+	return out
+}
+
+// herbCitations are the citations of the herb notes of drug
+// (IndianContext.TraditionalMedicine); computed at New per drug
+// (Engine.herbCites).
+func (k *Engine) herbCitations(drug string) []engine.Citation {
+	var out []engine.Citation
+	hi := 0
+	for _, h := range k.Herbs {
+		if slices.Contains(h.Drugs, drug) {
+			if url := k.sourceURL(h.SourceIDs, ""); url != "" {
+				out = append(out, engine.Citation{Target: engine.CitationTarget{Kind: engine.CitesTraditionalMedicine, Index: hi}, Source: k.sourceText(h.SourceIDs, ""), URL: url})
+			}
+			hi++
+		}
+	}
+	return out
+}
+
+// sourceText is Engine.sourceText.
 func (ev *evaluation) sourceText(ids []string, prefer string) string {
+	return ev.kb.sourceText(ids, prefer)
+}
+
+// sourceURL is Engine.sourceURL.
+func (ev *evaluation) sourceURL(ids []string, prefer string) string {
+	return ev.kb.sourceURL(ids, prefer)
+}
+
+// sourceText names the sources of a row, preferring ids with prefix.
+func (k *Engine) sourceText(ids []string, prefer string) string {
 	var parts []string
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok {
+		if s, ok := k.Source(id); ok {
 			parts = append(parts, s.Title)
 		}
 		if len(parts) == 2 {
@@ -319,9 +378,9 @@ func (ev *evaluation) sourceText(ids []string, prefer string) string {
 }
 
 // sourceURL returns the first URL or PMID among a row's sources.
-func (ev *evaluation) sourceURL(ids []string, prefer string) string {
+func (k *Engine) sourceURL(ids []string, prefer string) string {
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok {
+		if s, ok := k.Source(id); ok {
 			if s.URL != "" {
 				return s.URL
 			}
@@ -335,7 +394,7 @@ func (ev *evaluation) sourceURL(ids []string, prefer string) string {
 	// identifier there), e.g. "Lambert & Cormier 2001 Pharmacotherapy
 	// 21(4):509-512".
 	for _, id := range sortPreferred(ids, prefer) {
-		if s, ok := ev.kb.Source(id); ok && s.Title != "" {
+		if s, ok := k.Source(id); ok && s.Title != "" {
 			return s.Title
 		}
 	}

@@ -28,6 +28,17 @@ type Engine struct {
 	// refLookups is referenceLookups: each gene's lookup values for its
 	// default diplotype.
 	refLookups map[string][]string
+	// popFreqs and herbs are, per drug, the population frequencies of
+	// the tracked variants of its genes and the herb notes naming it
+	// (indianContext), in knowledge order; shared and read only.
+	popFreqs map[*engine.Drug][]engine.PopulationFrequency
+	herbs    map[*engine.Drug][]engine.HerbNote
+	// pfCites and herbCites are frequencyCitations of popFreqs and
+	// herbCitations of every drug.
+	pfCites   map[*engine.Drug][]engine.Citation
+	herbCites map[*engine.Drug][]engine.Citation
+	// pretest is pretestPlan of every drug.
+	pretest map[*engine.Drug][]pretestGene
 }
 
 // New builds the engine of k, which must be built (Knowledge.Build). It
@@ -47,6 +58,19 @@ func New(k *engine.Knowledge) (*Engine, error) {
 	e.drugGenes = make(map[*engine.Drug][]string, len(k.Drugs))
 	for i := range k.Drugs {
 		e.drugGenes[&k.Drugs[i]] = e.computeDrugGenes(&k.Drugs[i])
+	}
+	e.popFreqs = make(map[*engine.Drug][]engine.PopulationFrequency, len(k.Drugs))
+	e.herbs = make(map[*engine.Drug][]engine.HerbNote, len(k.Drugs))
+	e.pretest = make(map[*engine.Drug][]pretestGene, len(k.Drugs))
+	e.pfCites = make(map[*engine.Drug][]engine.Citation, len(k.Drugs))
+	e.herbCites = make(map[*engine.Drug][]engine.Citation, len(k.Drugs))
+	for i := range k.Drugs {
+		d := &k.Drugs[i]
+		e.popFreqs[d] = e.populationFrequencies(e.drugGenes[d])
+		e.herbs[d] = e.herbNotes(d.Name)
+		e.pretest[d] = e.pretestPlan(d, e.drugGenes[d])
+		e.pfCites[d] = e.frequencyCitations(e.popFreqs[d])
+		e.herbCites[d] = e.herbCitations(d.Name)
 	}
 	return e, nil
 }

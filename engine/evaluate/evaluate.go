@@ -60,13 +60,15 @@ type evaluation struct {
 	drug *engine.Drug
 	gt   *calling.Genotype
 	res  *engine.Result
-	// matched holds the recommendations that produced alerts, per alert.
+	// matched holds the recommendations that produced alerts, per alert
+	// (nil until one does).
 	matched map[int]*engine.Recommendation
 	// byAlert holds the same recommendations by alert ID, once the
 	// alerts have IDs (identifyAlerts): alerts are sorted after.
 	byAlert map[string]*engine.Recommendation
 	// sources holds the knowledge rows behind each population-risk alert,
-	// by alert index, and sourcesByAlert the same by alert ID.
+	// by alert index (addSources), and sourcesByAlert the same by alert
+	// ID; nil while empty.
 	sources        map[int][]string
 	sourcesByAlert map[string][]string
 	// communities are the communities the ethnicity matches.
@@ -75,7 +77,7 @@ type evaluation struct {
 	genes []string
 	// forms caches lookupValues per gene outside HLA allele-status rows
 	// (the genotype does not change during an evaluation); read only.
-	forms map[string][]string
+	forms []geneForms
 	// st is the request's state (Knowledge.State), looked up once.
 	st           *engine.State
 	stOK, stDone bool
@@ -137,7 +139,7 @@ func (k *Engine) evaluateDrug(req engine.Request, gt *calling.Genotype, rd *engi
 		KnowledgeVersion:     k.Version.Label,
 		Sensitivity:          "none",
 	}
-	ev := &evaluation{kb: k, req: req, res: &res, matched: map[int]*engine.Recommendation{}, sources: map[int][]string{}}
+	ev := &evaluation{kb: k, req: req, res: &res}
 	ev.gt = gt
 	if ev.gt == nil {
 		ev.gt = k.calls.InterpretGenotype(req)
@@ -315,15 +317,21 @@ func (ev *evaluation) lookupValues(gene, recKey, recType string) []string {
 		}
 		return []string{"No Result"}
 	}
-	if out, ok := ev.forms[gene]; ok {
-		return out
+	for _, f := range ev.forms {
+		if f.gene == gene {
+			return f.values
+		}
 	}
 	out := ev.geneValues(gene)
-	if ev.forms == nil {
-		ev.forms = map[string][]string{}
-	}
-	ev.forms[gene] = out
+	ev.forms = append(ev.forms, geneForms{gene, out})
 	return out
+}
+
+// geneForms is lookupValues of one gene (a request names few genes: a
+// slice searched in order beats a map).
+type geneForms struct {
+	gene   string
+	values []string
 }
 
 // geneValues is lookupValues for a gene's diplotypes.
@@ -614,6 +622,9 @@ func (ev *evaluation) genotypeAlerts() {
 	if bestNote.text != "" {
 		a.Assumptions = append(a.Assumptions, bestNote.text)
 	}
+	if ev.matched == nil {
+		ev.matched = map[int]*engine.Recommendation{}
+	}
 	ev.matched[len(ev.res.Alerts)] = best
 	ev.res.Alerts = append(ev.res.Alerts, a)
 }
@@ -674,7 +685,7 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, ve
 			primary = g
 		}
 		reference := ev.kb.isReference(population.RecKey{Gene: g, Lookup: v, LookupType: r.LookupType[g]})
-		if !reference && !strings.Contains(strings.ToLower(v), "normal") && !strings.HasSuffix(v, "negative") && v != "2.0" {
+		if !reference && !containsNormal(v) && !strings.HasSuffix(v, "negative") && v != "2.0" {
 			primary = g
 			break
 		}
@@ -703,7 +714,7 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, ve
 		}
 		a.Genotype = append(a.Genotype, call)
 		if call.Diplotype != "" {
-			phen = append(phen, fmt.Sprintf("%s %s (%s)", g, call.Phenotype, call.Diplotype))
+			phen = append(phen, g+" "+call.Phenotype+" ("+call.Diplotype+")")
 		} else {
 			phen = append(phen, call.Phenotype)
 		}
@@ -721,8 +732,29 @@ func (ev *evaluation) alertFor(r *engine.Recommendation, sev engine.Severity, ve
 	case sev == engine.SeverityInfo:
 		verb = "no dose or drug change, with the note shown"
 	}
-	a.Message = fmt.Sprintf("%s with %s: %s guideline says %s.", ev.drug.Name, strings.Join(phen, " and "), r.Source, verb) + ev.sexNote(primary)
+	a.Message = ev.drug.Name + " with " + strings.Join(phen, " and ") + ": " + r.Source + " guideline says " + verb + "." + ev.sexNote(primary)
 	return a
+}
+
+// containsNormal is strings.Contains(strings.ToLower(v), "normal"),
+// without building the lower-case copy when v is ASCII.
+func containsNormal(v string) bool {
+	const w = "normal"
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(v), w)
+		}
+	}
+	for i := 0; i+len(w) <= len(v); i++ {
+		j := 0
+		for j < len(w) && v[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // sexNote is " " + how an X-linked gene was read when the patient's sex

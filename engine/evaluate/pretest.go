@@ -69,19 +69,35 @@ func actionableFunction(f string) bool {
 	return false
 }
 
-// preTestAlerts adds a genotype-unknown alert for each level-A gene of the
-// drug that the input does not cover.
-func (ev *evaluation) preTestAlerts() {
-	recs := ev.kb.RecommendationsFor(ev.drug.Name)
-	for _, gene := range ev.drugGenes() {
-		p := ev.pair(gene)
+// pretestGene is a gene of a drug that may need a pre-test alert: a
+// level A or A/B pair whose rows can ask for a change (or that has no
+// rows), with the HLA alleles its positive rows name.
+type pretestGene struct {
+	gene    string
+	pair    *engine.DrugPair
+	alleles []string
+}
+
+// pretestPlan lists the pretestGenes of drug d, whose genes are genes
+// (drugGenes), in their order; computed at New for every drug
+// (Engine.pretest) and read only.
+func (k *Engine) pretestPlan(d *engine.Drug, genes []string) []pretestGene {
+	recs := k.RecommendationsFor(d.Name)
+	var out []pretestGene
+	for _, gene := range genes {
+		var p *engine.DrugPair
+		for i := range d.Pairs {
+			if d.Pairs[i].Gene == gene {
+				p = &d.Pairs[i]
+				break
+			}
+		}
 		if p == nil || (p.CPICLevel != "A" && p.CPICLevel != "A/B") {
 			continue
 		}
 		// Which rows would apply with a result, and how bad can they be?
 		worst := engine.SeverityNone
 		var alleles []string
-		var alts []string
 		for _, r := range recs {
 			if _, ok := r.Lookup[gene]; !ok {
 				continue
@@ -99,6 +115,21 @@ func (ev *evaluation) preTestAlerts() {
 		if worst == engine.SeverityNone && len(recs) > 0 {
 			continue
 		}
+		out = append(out, pretestGene{gene: gene, pair: p, alleles: alleles})
+	}
+	return out
+}
+
+// preTestAlerts adds a genotype-unknown alert for each level-A gene of the
+// drug that the input does not cover.
+func (ev *evaluation) preTestAlerts() {
+	plan, ok := ev.kb.pretest[ev.drug]
+	if !ok {
+		plan = ev.kb.pretestPlan(ev.drug, ev.drugGenes())
+	}
+	for _, pg := range plan {
+		gene, p, alleles := pg.gene, pg.pair, pg.alleles
+		var alts []string
 		if len(ev.reviewOf(gene)) > 0 {
 			continue // reviewAlerts asked for review
 		}
@@ -225,7 +256,7 @@ func (ev *evaluation) populationAlerts() {
 			continue
 		}
 		gene := ev.geneNamedIn(r.AffectedText + " " + r.Note)
-		ev.sources[len(ev.res.Alerts)] = r.SourceIDs
+		ev.addSources(r.SourceIDs)
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
 			Severity:     engine.SeverityInfo,
 			Gene:         gene,
@@ -249,7 +280,7 @@ func (ev *evaluation) populationAlerts() {
 				continue
 			}
 		}
-		ev.sources[len(ev.res.Alerts)] = c.SourceIDs
+		ev.addSources(c.SourceIDs)
 		ev.res.Alerts = append(ev.res.Alerts, engine.Alert{
 			Severity:        engine.SeverityModerate,
 			Gene:            gene,

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pgxsafety/pgxsafety/engine"
@@ -161,7 +162,7 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 	}
 	pick := func(p, basis, why string) PopulationChoice {
 		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
-		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		ch.Reason = "guideline population " + strconv.Quote(p) + " chosen from " + why
 		return ch
 	}
 	switch {
@@ -202,7 +203,7 @@ func (k *Selector) SelectPopulation(drug string, ctx PopulationContext) Populati
 func (k *Selector) clopidogrelPopulation(ctx PopulationContext, set map[string]bool, ch PopulationChoice) PopulationChoice {
 	pick := func(p, basis, why string) PopulationChoice {
 		ch.Populations, ch.Decided, ch.Basis = []string{p}, true, basis
-		ch.Reason = fmt.Sprintf("guideline population %q chosen from %s", p, why)
+		ch.Reason = "guideline population " + strconv.Quote(p) + " chosen from " + why
 		return ch
 	}
 	pops := map[string][]string{} // population → the codes pointing to it
@@ -359,20 +360,24 @@ type wordTerms struct {
 	stems []string
 	// open[i] is true when term i ends in \w*.
 	open []bool
+	// first lists, per byte, the terms whose stem starts with it, in
+	// term order.
+	first *[256][]int
 }
 
 // newWordTerms compiles \b(term|term...)\b. A term is a literal that
 // starts and ends with an ASCII word character, optionally followed by
 // \w*; anything else panics at start-up.
 func newWordTerms(terms ...string) wordTerms {
-	w := wordTerms{re: regexp.MustCompile(`\b(` + strings.Join(terms, "|") + `)\b`)}
-	for _, t := range terms {
+	w := wordTerms{re: regexp.MustCompile(`\b(` + strings.Join(terms, "|") + `)\b`), first: new([256][]int)}
+	for ti, t := range terms {
 		stem := strings.TrimSuffix(t, `\w*`)
 		if stem == "" || regexp.QuoteMeta(stem) != stem || !isWordByte(stem[0]) || !isWordByte(stem[len(stem)-1]) {
 			panic("engine: indication term " + t + " is not a plain literal")
 		}
 		w.stems = append(w.stems, stem)
 		w.open = append(w.open, stem != t)
+		w.first[stem[0]] = append(w.first[stem[0]], ti)
 	}
 	return w
 }
@@ -409,7 +414,8 @@ func (w wordTerms) next(s string, from int) (int, int) {
 		if i > 0 && isWordByte(s[i-1]) || !isWordByte(s[i]) {
 			continue
 		}
-		for ti, st := range w.stems {
+		for _, ti := range w.first[s[i]] {
+			st := w.stems[ti]
 			if !strings.HasPrefix(s[i:], st) {
 				continue
 			}
@@ -432,6 +438,8 @@ func (w wordTerms) next(s string, from int) (int, int) {
 type wordPhrases struct {
 	re      *regexp.Regexp
 	phrases []string
+	// first lists, per byte, the phrases that start with it.
+	first *[256][]string
 }
 
 // newWordPhrases compiles the phrases; each must be a literal that starts
@@ -442,22 +450,25 @@ func newWordPhrases(phrases ...string) wordPhrases {
 			panic("engine: phrase " + p + " is not a plain literal")
 		}
 	}
-	return wordPhrases{re: regexp.MustCompile(`\b(` + strings.Join(phrases, "|") + `)\b`), phrases: phrases}
+	w := wordPhrases{re: regexp.MustCompile(`\b(` + strings.Join(phrases, "|") + `)\b`), phrases: phrases, first: new([256][]string)}
+	for _, p := range phrases {
+		w.first[p[0]] = append(w.first[p[0]], p)
+	}
+	return w
 }
 
-// in reports whether s holds one of the phrases as whole words.
+// in reports whether s holds one of the phrases as whole words: at a
+// start with a word boundary before it (every phrase starts with a word
+// character), a phrase starting with that byte, a boundary after it.
 func (w wordPhrases) in(s string) bool {
-	for _, p := range w.phrases {
-		for off := 0; ; {
-			j := strings.Index(s[off:], p)
-			if j < 0 {
-				break
-			}
-			j += off
-			if (j == 0 || !isWordByte(s[j-1])) && (j+len(p) == len(s) || !isWordByte(s[j+len(p)])) {
+	for j := 0; j < len(s); j++ {
+		if j > 0 && isWordByte(s[j-1]) {
+			continue
+		}
+		for _, p := range w.first[s[j]] {
+			if strings.HasPrefix(s[j:], p) && (j+len(p) == len(s) || !isWordByte(s[j+len(p)])) {
 				return true
 			}
-			off = j + 1
 		}
 	}
 	return false
@@ -502,6 +513,11 @@ var foldDashes = strings.NewReplacer("-", " ", "\u2010", " ", "\u2011", " ", "\u
 // (nonTerms). A "non" attached to another word ("non-Hodgkin lymphoma
 // with stent", "non-invasive test before PCI") negates nothing here.
 func nonPrefixed(clause string, b int) bool {
+	if !strings.Contains(clause[:b], "non") {
+		// Folding turns dashes into spaces only: no "non" before the
+		// term, none after folding.
+		return false
+	}
 	before := strings.TrimRight(foldDashes.Replace(clause[:b]), " ")
 	if !strings.HasSuffix(before, "non") {
 		return false
@@ -532,9 +548,6 @@ func negatedAt(clause string, b, e int) bool {
 // negation (negatedAt); negated returns the negated mentions.
 func affirmed(w wordTerms, clauses []string) (ok bool, negated []string) {
 	for _, clause := range clauses {
-		if !w.mayMatch(clause) {
-			continue
-		}
 		for b, e := w.next(clause, 0); b >= 0; b, e = w.next(clause, e) {
 			if negatedAt(clause, b, e) {
 				negated = append(negated, strings.TrimSpace(clause))
