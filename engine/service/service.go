@@ -253,6 +253,26 @@ func appendAnswer(a JSONAppender) (sent []byte, audited marshalled, ok bool) {
 	return sent, htmlEscaped(sent), true
 }
 
+// encodeAnswerAppend is encodeAnswer that appends the sent form to dst
+// and returns dst followed by it; audited is always memory of its own
+// (an entry outlives dst, which its owner reuses).
+func encodeAnswerAppend(dst []byte, v any) (out []byte, audited marshalled, err error) {
+	if a, ok := v.(JSONAppender); ok {
+		if b, err := a.AppendJSON(dst, false); err == nil {
+			sent := b[len(dst):]
+			if needsHTMLEscape(sent) {
+				return b, appendHTMLEscaped(make([]byte, 0, len(sent)+64), sent), nil
+			}
+			return b, bytes.Clone(sent), nil
+		}
+	}
+	sent, audited, err := encodeAnswer(v)
+	if err != nil {
+		return dst, nil, err
+	}
+	return append(dst, sent...), audited, nil
+}
+
 // htmlEscaped is sent as json.HTMLEscape writes it: sent itself when
 // there is nothing to escape, a new slice otherwise.
 func htmlEscaped(sent []byte) []byte {
