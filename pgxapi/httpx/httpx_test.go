@@ -375,7 +375,7 @@ func TestRequestLoggerCarriesRequestID(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if httpx.Logger(r.Context()) != httpx.Logger(r.Context()) {
+		if first, again := httpx.Logger(r.Context()), httpx.Logger(r.Context()); first != again {
 			t.Error("Logger returns a new logger on every call")
 		}
 	}), zap.New(core))
