@@ -2,6 +2,8 @@ package service
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 
@@ -73,4 +75,14 @@ func FuzzAppendHTMLEscaped(f *testing.F) {
 			t.Fatalf("%q: needsHTMLEscape %v, json.HTMLEscape changes it: %v", in, needs, !bytes.Equal(want, in))
 		}
 	})
+}
+
+// TestDigest: digest is "sha256:" and the hex SHA-256.
+func TestDigest(t *testing.T) {
+	for _, in := range []string{"", "abc", `{"a":"<b>"}`} {
+		sum := sha256.Sum256([]byte(in))
+		if diff := cmp.Diff("sha256:"+hex.EncodeToString(sum[:]), digest([]byte(in))); diff != "" {
+			t.Errorf("digest(%q) (-want +got):\n%s", in, diff)
+		}
+	}
 }

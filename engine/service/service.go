@@ -345,7 +345,12 @@ func indexByteFrom(b []byte, c byte, from int) int {
 	return from + i
 }
 
+// digest is "sha256:" and the hex SHA-256 of b, in one allocation.
 func digest(b []byte) string {
+	const prefix = "sha256:"
 	h := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(h[:])
+	var out [len(prefix) + 2*sha256.Size]byte
+	copy(out[:], prefix)
+	hex.Encode(out[len(prefix):], h[:])
+	return string(out[:])
 }
