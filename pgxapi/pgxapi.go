@@ -7,9 +7,7 @@ package pgxapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -327,19 +325,39 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		Endpoint:  CheckEndpoint,
 		RequestID: httpx.RequestID(ctx),
 	}
-	res, err := service.CheckEncoded(ctx, s.svc, call, in.EngineRequest(), ResultOf)
+	// The answer is encoded once, by the service, behind room for the
+	// envelope in a buffer of this handler: the bytes sent are the ones
+	// its audit entry records, neither encoded again nor copied.
+	bufp := answerBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) <= 1<<20 {
+			answerBuffers.Put(bufp)
+		}
+	}()
+	if cap(*bufp) < envelopeRoom {
+		*bufp = make([]byte, 0, envelopeRoom+16<<10)
+	}
+	res, err := service.CheckEncodedAppend(ctx, s.svc, call, in.EngineRequest(), ResultOf, (*bufp)[:envelopeRoom])
 	if err != nil {
 		return err
 	}
+	*bufp = res.Result.JSON[:0]
+	answer := res.Result.JSON[envelopeRoom:]
 	httpx.SetReceipt(w, res.Receipt)
 	if wantsFHIR(r.Header.Get("Accept")) {
-		return s.checkFHIR(w, res.Result.JSON, res.AuditID, call.RequestID)
+		return s.checkFHIR(w, answer, res.AuditID, call.RequestID)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	// The answer's bytes are the ones its audit entry records: encoded
-	// once, by the service.
-	return writeEnveloped(w, s.envelope(call.RequestID, res.Ref(), start), res.Result.JSON)
+	return writeEnvelopedAt(w, s.envelope(call.RequestID, res.Ref(), start), res.Result.JSON, envelopeRoom)
 }
+
+// envelopeRoom is the room the check handler leaves in front of the
+// answer for its envelope; a longer envelope is written by copying.
+const envelopeRoom = 2048
+
+// answerBuffers are the buffers the check handler's answers are encoded
+// into (behind envelopeRoom) and written from.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // envelopeBuffers are the scratch buffers of writeEnveloped.
 var envelopeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -349,8 +367,8 @@ var envelopeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // for byte what httpx.WriteJSON writes for a struct embedding Envelope and
 // the answer (CheckResponse), without encoding the answer again.
 func writeEnveloped(w http.ResponseWriter, env Envelope, body []byte) error {
-	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
-		return fmt.Errorf("encode response: answer is not a JSON object")
+	if !isObject(body) {
+		return errNotObject
 	}
 	buf := envelopeBuffers.Get().(*bytes.Buffer)
 	defer func() {
@@ -360,23 +378,73 @@ func writeEnveloped(w http.ResponseWriter, env Envelope, body []byte) error {
 		}
 	}()
 	buf.Grow(len(body) + 256)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return fmt.Errorf("encode response: %w", err)
-	}
-	buf.Truncate(buf.Len() - len("}\n"))
+	buf.Write(env.appendHead(buf.AvailableBuffer()))
 	if len(body) > 2 {
 		buf.WriteByte(',')
 	}
 	buf.Write(body[1:])
 	buf.WriteByte('\n')
+	writeOK(w, buf.Bytes())
+	return nil
+}
+
+// writeEnvelopedAt is writeEnveloped for an answer that is buf[at:]: the
+// envelope is written into the room in front of it when it fits, so that
+// the answer is not copied. buf is changed.
+func writeEnvelopedAt(w http.ResponseWriter, env Envelope, buf []byte, at int) error {
+	body := buf[at:]
+	if !isObject(body) {
+		return errNotObject
+	}
+	var scratch [1 << 9]byte
+	head := env.appendHead(scratch[:0])
+	if len(body) > 2 {
+		head = append(head, ',')
+	}
+	// head replaces the answer's opening brace.
+	start := at + 1 - len(head)
+	if start < 0 {
+		return writeEnveloped(w, env, body)
+	}
+	copy(buf[start:], head)
+	writeOK(w, append(buf[start:], '\n'))
+	return nil
+}
+
+// errNotObject is the failure of writeEnveloped for an answer that is not
+// a JSON object.
+var errNotObject = errors.New("encode response: answer is not a JSON object")
+
+// isObject reports whether body looks like one JSON object.
+func isObject(body []byte) bool {
+	return len(body) >= 2 && body[0] == '{' && body[len(body)-1] == '}'
+}
+
+// writeOK writes b as a 200 JSON answer, with the headers
+// httpx.WriteJSON sets.
+func writeOK(w http.ResponseWriter, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
-	return nil
+	_, _ = w.Write(b)
+}
+
+// appendHead appends e as encoding/json encodes it with HTML escaping
+// off, less its closing brace (TestEnvelopeHeadMatchesEncodingJSON,
+// FuzzEnvelopeHeadMatchesEncodingJSON).
+func (e *Envelope) appendHead(dst []byte) []byte {
+	dst = append(dst, `{"api_version":`...)
+	dst = appendJSONString(dst, e.APIVersion)
+	dst = append(dst, `,"request_id":`...)
+	dst = appendJSONString(dst, e.RequestID)
+	dst = append(dst, `,"audit_log_id":`...)
+	dst = appendJSONString(dst, e.AuditLogID)
+	dst = appendOptionalString(dst, `,"audit_receipt":`, e.AuditReceipt, false)
+	dst = append(dst, `,"timestamp":`...)
+	dst = appendJSONString(dst, e.Timestamp)
+	dst = append(dst, `,"latency_ms":`...)
+	return strconv.AppendInt(dst, e.LatencyMs, 10)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {

@@ -1,7 +1,7 @@
 package pgxapi
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/pgxsafety/pgxsafety/engine"
 )
@@ -216,7 +216,7 @@ func ResultOf(r engine.Result) Result {
 	out := Result{
 		Confidence:           r.Confidence,
 		DataCompleteness:     DataCompleteness(r.DataCompleteness),
-		SourceCitations:      mapSlice(r.SourceCitations, func(c engine.Citation) Citation { return citationOf(r, c) }),
+		SourceCitations:      mapSlice(r.SourceCitations, func(c engine.Citation) Citation { return citationOf(&r, c) }),
 		Drug:                 r.Drug,
 		DrugNormalised:       r.DrugNormalised,
 		DrugRecognised:       r.DrugRecognised,
@@ -310,17 +310,20 @@ func indianContextOf(c engine.IndianContext) IndianContext {
 
 // citationOf maps a citation: its typed target becomes the JSON path of
 // the field it supports.
-func citationOf(r engine.Result, c engine.Citation) Citation {
-	return Citation{Field: FieldPath(r, c.Target), Source: c.Source, EvidenceLevel: c.EvidenceLevel, URL: c.URL}
+func citationOf(r *engine.Result, c engine.Citation) Citation {
+	return Citation{Field: fieldPath(r, c.Target), Source: c.Source, EvidenceLevel: c.EvidenceLevel, URL: c.URL}
 }
 
 // FieldPath is the JSON path, in the wire form of r, of the part of r a
 // citation target names.
-func FieldPath(r engine.Result, t engine.CitationTarget) string {
+func FieldPath(r engine.Result, t engine.CitationTarget) string { return fieldPath(&r, t) }
+
+// fieldPath is FieldPath without copying the result.
+func fieldPath(r *engine.Result, t engine.CitationTarget) string {
 	alert := func() string {
 		for i := range r.Alerts {
 			if r.Alerts[i].ID == t.Alert {
-				return fmt.Sprintf("alerts[%d]", i)
+				return indexed("alerts", i)
 			}
 		}
 		// A target the result does not hold is an engine bug; the path
@@ -335,18 +338,21 @@ func FieldPath(r engine.Result, t engine.CitationTarget) string {
 	case engine.CitesAlertFrequencyGlobal:
 		return alert() + ".af_global"
 	case engine.CitesAlternative:
-		return fmt.Sprintf("safer_alternatives[%d]", t.Index)
+		return indexed("safer_alternatives", t.Index)
 	case engine.CitesEndemicRisk:
-		return fmt.Sprintf("indian_context.endemic_risks[%d]", t.Index)
+		return indexed("indian_context.endemic_risks", t.Index)
 	case engine.CitesPopulationFrequency:
-		return fmt.Sprintf("indian_context.population_frequencies[%d]", t.Index)
+		return indexed("indian_context.population_frequencies", t.Index)
 	case engine.CitesCommunityNote:
-		return fmt.Sprintf("indian_context.community_notes[%d]", t.Index)
+		return indexed("indian_context.community_notes", t.Index)
 	case engine.CitesTraditionalMedicine:
-		return fmt.Sprintf("indian_context.traditional_medicine[%d]", t.Index)
+		return indexed("indian_context.traditional_medicine", t.Index)
 	}
-	return fmt.Sprintf("unknown[%d]", int(t.Kind))
+	return indexed("unknown", int(t.Kind))
 }
+
+// indexed is name[i] (fmt.Sprintf("%s[%d]"), without fmt's cost).
+func indexed(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
 
 // WireResult is ResultOf as labcsv.Options.Wire wants it. It is a
 // *Result, so the processor can have it encode itself (AppendJSON);

@@ -34,9 +34,10 @@ type Encoded[W any] struct {
 	Value W
 	// JSON is Value as encoding/json encodes it with HTML escaping off,
 	// without a trailing newline: the bytes the REST surface sends
-	// (httpx.WriteJSON's form). The audit entry records exactly these
-	// bytes, in json.Marshal's escaped form where they hold '<', '>' or
-	// '&' (as Check records the answer).
+	// (httpx.WriteJSON's form); from CheckEncodedAppend, the buffer
+	// given followed by those bytes. The audit entry records exactly
+	// these bytes, in json.Marshal's escaped form where they hold '<',
+	// '>' or '&' (as Check records the answer).
 	JSON []byte
 }
 
@@ -62,6 +63,30 @@ func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.
 		return zero, err
 	}
 	return audited(Encoded[W]{Value: w, JSON: sent}, id), nil
+}
+
+// CheckEncodedAppend is CheckEncoded for an adapter that owns the buffer
+// it sends the answer from: the sent form is appended to dst, and
+// Result.JSON is dst followed by it (the bytes of dst kept), so that the
+// adapter can put its envelope in front of the answer without copying it
+// and reuse the buffer once the answer is written. The audit entry, the
+// one Check writes, never shares memory with dst.
+func CheckEncodedAppend[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W, dst []byte) (Audited[Encoded[W]], error) {
+	var zero Audited[Encoded[W]]
+	res, err := s.kb.Evaluate(req)
+	if err != nil {
+		return zero, err
+	}
+	w := wire(res)
+	out, recorded, err := encodeAnswerAppend(dst, &w)
+	if err != nil {
+		return zero, fmt.Errorf("encode answer: %w", err)
+	}
+	id, err := s.append(ctx, call, newCheckRecord(req, recorded))
+	if err != nil {
+		return zero, err
+	}
+	return audited(Encoded[W]{Value: w, JSON: out}, id), nil
 }
 
 // MedicationList is the input of CheckMany: one patient, several drugs.

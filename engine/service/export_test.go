@@ -18,3 +18,9 @@ func RecordVersionsForTest() map[string]int {
 	}
 	return out
 }
+
+// EncodeAnswerAppendForTest exposes encodeAnswerAppend: Sent is what it
+// appended to dst.
+func EncodeAnswerAppendForTest(dst []byte, v any) (out []byte, audited []byte, err error) {
+	return encodeAnswerAppend(dst, v)
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -355,6 +356,39 @@ func TestDecodeJSONExtensibleCase(t *testing.T) {
 		rec, p := serve(t, h, req)
 		if rec.Code != want {
 			t.Errorf("%s: status %d, want %d (%+v)", in, rec.Code, want, p)
+		}
+	}
+}
+
+// TestRequestLoggerCarriesRequestID: what a handler logs through Logger
+// carries the request's id, however often it logs, and from concurrent
+// goroutines of the request.
+func TestRequestLoggerCarriesRequestID(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	h := httpx.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				httpx.Logger(r.Context()).Info("from the handler")
+			}()
+		}
+		wg.Wait()
+		if first, again := httpx.Logger(r.Context()), httpx.Logger(r.Context()); first != again {
+			t.Error("Logger returns a new logger on every call")
+		}
+	}), zap.New(core))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set(httpx.RequestIDHeader, "req-logged")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	lines := logs.FilterMessage("from the handler").All()
+	if len(lines) != 4 {
+		t.Fatalf("%d handler lines, want 4", len(lines))
+	}
+	for _, l := range lines {
+		if got := l.ContextMap()["request_id"]; got != "req-logged" {
+			t.Errorf("handler line request_id = %v, want req-logged", got)
 		}
 	}
 }

@@ -361,6 +361,16 @@ func isValueEnd(c byte) bool {
 const maxJSONDepth = 10000
 
 func requireJSON(contentType string) error {
+	// The usual values, which the parse below accepts, without its
+	// allocations.
+	if contentType == "application/json" || contentType == "application/json; charset=utf-8" {
+		return nil
+	}
+	return requireJSONParsed(contentType)
+}
+
+// requireJSONParsed is requireJSON by mime.ParseMediaType.
+func requireJSONParsed(contentType string) error {
 	unsupported := &Error{
 		Kind:   KindUnsupportedMedia,
 		Detail: "Content-Type must be application/json",

@@ -109,10 +109,30 @@ func WithLogger(ctx context.Context, log *zap.Logger) context.Context {
 // Logger returns the request logger of ctx (tagged with the request id by
 // AccessLog), or the global zap logger (a no-op unless replaced).
 func Logger(ctx context.Context) *zap.Logger {
-	if l, ok := ctx.Value(loggerKey).(*zap.Logger); ok {
+	switch l := ctx.Value(loggerKey).(type) {
+	case *zap.Logger:
 		return l
+	case *requestLogger:
+		return l.get()
 	}
 	return zap.L()
+}
+
+// requestLogger is the request logger AccessLog puts into the context:
+// base tagged with the request id, built the first time a handler logs
+// (zap's With copies the encoder and encodes the field, which most
+// requests, logging nothing but their access line, would pay for
+// nothing).
+type requestLogger struct {
+	base *zap.Logger
+	id   string
+	once sync.Once
+	log  *zap.Logger
+}
+
+func (l *requestLogger) get() *zap.Logger {
+	l.once.Do(func() { l.log = l.base.With(zap.String("request_id", l.id)) })
+	return l.log
 }
 
 // validRequestID reports whether an incoming X-Request-ID is safe to
@@ -307,8 +327,8 @@ func observe(log *zap.Logger, m *Metrics) func(http.Handler) http.Handler {
 			}
 			id := RequestID(r.Context())
 			info := &requestInfo{route: unmatchedRoute}
-			reqLog := log.With(zap.String("request_id", id))
-			ctx := context.WithValue(WithLogger(r.Context(), reqLog), infoKey{}, info)
+			reqLog := &requestLogger{base: log, id: id}
+			ctx := context.WithValue(context.WithValue(r.Context(), loggerKey, reqLog), infoKey{}, info)
 			rec := &statusRecorder{ResponseWriter: w}
 			m.inflight(1)
 			defer m.inflight(-1)
@@ -321,14 +341,15 @@ func observe(log *zap.Logger, m *Metrics) func(http.Handler) http.Handler {
 			route, subject, auditID, auditCount := info.route, info.subjectHash, info.auditID, info.auditCount
 			info.mu.Unlock()
 			m.observeRequest(route, r.Method, rec.status, elapsed)
-			fields := []zap.Field{
+			fields := make([]zap.Field, 0, 9)
+			fields = append(fields,
 				zap.String("method", r.Method),
 				zap.String("route", route),
 				zap.Int("status", rec.status),
 				zap.Int64("bytes", rec.bytes),
 				zap.Duration("duration", elapsed),
 				zap.String("request_id", id),
-			}
+			)
 			if subject != "" {
 				fields = append(fields, zap.String("subject_hash", subject))
 			}
