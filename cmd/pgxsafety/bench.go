@@ -123,6 +123,7 @@ type benchResult struct {
 	cpu        time.Duration // process CPU (user+system) during the run
 	commits    int64
 	entries    int64
+	commitTime time.Duration // the audit writer's time in transactions (BEGIN to COMMIT)
 	peakRSSKiB int64
 	units      int // work units per request (CSV rows); 1 otherwise
 }
@@ -150,7 +151,7 @@ type benchTarget struct {
 	// token each time).
 	build func(ctx context.Context) (*http.Request, error)
 	// commits reads the audit commit counters of the server behind it.
-	commits func() (commits, entries int64)
+	commits func() commitCounts
 }
 
 // benchServer is one running pgxsafety server.
@@ -163,9 +164,23 @@ type benchServer struct {
 	cdsKey  *ecdsa.PrivateKey
 	commits atomic.Int64
 	entries atomic.Int64
+	txNanos atomic.Int64
 }
 
-func (b *benchServer) commitCounts() (int64, int64) { return b.commits.Load(), b.entries.Load() }
+// commitCounts are a server's audit commit counters: transactions,
+// entries, and the writer's time inside them (its one serial step).
+type commitCounts struct {
+	commits, entries int64
+	time             time.Duration
+}
+
+func (c commitCounts) minus(d commitCounts) commitCounts {
+	return commitCounts{commits: c.commits - d.commits, entries: c.entries - d.entries, time: c.time - d.time}
+}
+
+func (b *benchServer) commitCounts() commitCounts {
+	return commitCounts{commits: b.commits.Load(), entries: b.entries.Load(), time: time.Duration(b.txNanos.Load())}
+}
 
 func (b *benchServer) close() {
 	b.srv.Close()
@@ -242,6 +257,7 @@ func startBenchServer(ctx context.Context, root, name, databaseURL string) (*ben
 		prev := o.OnCommit
 		o.OnCommit = func(st sqlstore.CommitStats) {
 			prev(st)
+			b.txNanos.Add(int64(st.Duration))
 			if st.Err == nil {
 				b.commits.Add(1)
 				b.entries.Add(int64(st.Entries))
@@ -547,9 +563,9 @@ func drive(ctx context.Context, t benchTarget, conns int, d time.Duration, rate 
 	lat := make([][]time.Duration, conns)
 	var errs atomic.Int64
 	var next atomic.Int64
-	var c0, e0 int64
+	var c0 commitCounts
 	if t.commits != nil {
-		c0, e0 = t.commits()
+		c0 = t.commits()
 	}
 	resetPeakRSS()
 	cpu0 := benchCPU()
@@ -586,8 +602,8 @@ func drive(ctx context.Context, t benchTarget, conns int, d time.Duration, rate 
 	res.cpu = benchCPU() - cpu0
 	res.peakRSSKiB = peakRSSKiB()
 	if t.commits != nil {
-		c1, e1 := t.commits()
-		res.commits, res.entries = c1-c0, e1-e0
+		c := t.commits().minus(c0)
+		res.commits, res.entries, res.commitTime = c.commits, c.entries, c.time
 	}
 	res.lat = slices.Concat(lat...)
 	slices.Sort(res.lat)
@@ -750,7 +766,7 @@ func benchCSVRun(ctx context.Context, b *benchServer, name string, data []byte, 
 	if err := mw.Close(); err != nil {
 		return benchResult{}, err
 	}
-	c0, e0 := b.commitCounts()
+	c0 := b.commitCounts()
 	resetPeakRSS()
 	cpu0 := benchCPU()
 	start := time.Now()
@@ -774,9 +790,9 @@ func benchCSVRun(ctx context.Context, b *benchServer, name string, data []byte, 
 		return benchResult{}, err
 	}
 	el := time.Since(start)
-	c1, e1 := b.commitCounts()
+	c := b.commitCounts().minus(c0)
 	return benchResult{scenario: name, mode: "one batch", conns: 1, requests: 1, elapsed: el, lat: []time.Duration{el},
-		cpu: benchCPU() - cpu0, commits: c1 - c0, entries: e1 - e0, peakRSSKiB: peakRSSKiB(), units: rows}, nil
+		cpu: benchCPU() - cpu0, commits: c.commits, entries: c.entries, commitTime: c.time, peakRSSKiB: peakRSSKiB(), units: rows}, nil
 }
 
 // writeBenchReport prints the results with each figure's ratio to the
@@ -796,12 +812,13 @@ func writeBenchReport(w io.Writer, results []benchResult) {
 		return strconv.FormatFloat(a/b, 'f', 2, 64)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tmode\tconns\treq/s\tp50 ms\tp95 ms\tp99 ms\tCPU µs/req (CSV: /row)\tentries/commit\tpeak RSS MiB\terrors\t×bare req/s\t×bare p95\t×bare CPU\t")
+	fmt.Fprintln(tw, "scenario\tmode\tconns\treq/s\tp50 ms\tp95 ms\tp99 ms\tCPU µs/req (CSV: /row)\tentries/commit\twriter busy %\tpeak RSS MiB\terrors\t×bare req/s\t×bare p95\t×bare CPU\t")
 	for _, r := range results {
 		b, hasBare := bare[fmt.Sprintf("%s/%d", r.mode, r.conns)]
-		epc := "-"
+		epc, busy := "-", "-"
 		if r.commits > 0 {
 			epc = strconv.FormatFloat(float64(r.entries)/float64(r.commits), 'f', 1, 64)
+			busy = strconv.FormatFloat(100*r.commitTime.Seconds()/r.elapsed.Seconds(), 'f', 0, 64)
 		}
 		rate := strconv.FormatFloat(r.rate(), 'f', 0, 64)
 		if r.units > 1 {
@@ -813,9 +830,9 @@ func writeBenchReport(w io.Writer, results []benchResult) {
 			rp = ratio(float64(r.pct(0.95)), float64(b.pct(0.95)))
 			rc = ratio(float64(r.cpuPerRequest()), float64(b.cpuPerRequest()))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.0f\t%d\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t\n",
 			r.scenario, r.mode, r.conns, rate, ms(r.pct(0.50)), ms(r.pct(0.95)), ms(r.pct(0.99)),
-			r.cpuPerRequest().Microseconds(), epc, float64(r.peakRSSKiB)/1024, r.errors, rr, rp, rc)
+			r.cpuPerRequest().Microseconds(), epc, busy, float64(r.peakRSSKiB)/1024, r.errors, rr, rp, rc)
 	}
 	_ = tw.Flush()
 }

@@ -72,8 +72,17 @@ func checkCanonical(t *testing.T, e audit.Entry) {
 	if diff := cmp.Diff(string(canonicalReference(e)), string(audit.Canonical(e))); diff != "" {
 		t.Fatalf("Canonical differs from the reference (-reference +got):\n%s", diff)
 	}
-	if got, want := audit.Hash(e.PrevHash, e), hashReference(e.PrevHash, e); got != want {
+	want := hashReference(e.PrevHash, e)
+	if got := audit.Hash(e.PrevHash, e); got != want {
 		t.Fatalf("Hash = %s, reference %s", got, want)
+	}
+	// A store writes the body before its writer assigns the id, sequence
+	// and prev_hash: the hash must not depend on when the body was written.
+	unassigned := e
+	unassigned.ID, unassigned.Sequence, unassigned.Time, unassigned.PrevHash = "", 0, time.Time{}, ""
+	body := audit.CanonicalBody(unassigned)
+	if got := audit.HashWithBody(e.PrevHash, e, body); got != want {
+		t.Fatalf("HashWithBody = %s, reference %s", got, want)
 	}
 }
 
@@ -118,6 +127,13 @@ func BenchmarkHash(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			audit.Hash(e.PrevHash, e)
+		}
+	})
+	b.Run("body-written-before", func(b *testing.B) {
+		body := audit.CanonicalBody(e)
+		b.ReportAllocs()
+		for b.Loop() {
+			audit.HashWithBody(e.PrevHash, e, body)
 		}
 	})
 	b.Run("reference", func(b *testing.B) {

@@ -75,8 +75,48 @@ func canonicalSize(e Entry) int {
 		base64.StdEncoding.EncodedLen(len(e.Response)) + len(e.PrevHash)
 }
 
-// writeCanonical writes the canonical form of e (see Canonical) to w.
+// CanonicalBody returns the part of e's canonical form that does not
+// depend on what a store assigns (ID, Sequence, Time's layout, PrevHash):
+// the principal, endpoint, request id, knowledge version, digests and the
+// base64 of the payloads. A store computes it before its writer takes the
+// entry (HashWithBody), so the base64 of the payloads is not written inside
+// the writer's one serial transaction.
+func CanonicalBody(e Entry) []byte {
+	var buf bytes.Buffer
+	buf.Grow(canonicalSize(e))
+	writeCanonicalBody(&buf, e)
+	return buf.Bytes()
+}
+
+// HashWithBody is Hash(prev, e) for an entry whose CanonicalBody is body:
+// the same hash, with the body written as given. body must be
+// CanonicalBody of e's current principal, endpoint, request id, knowledge
+// version, digests and payloads.
+func HashWithBody(prev string, e Entry, body []byte) string {
+	h := sha256.New()
+	io.WriteString(h, prev)
+	w := bufio.NewWriterSize(h, 512)
+	writeCanonicalHead(w, e)
+	w.Flush()
+	h.Write(body)
+	writeCanonicalTail(w, e)
+	w.Flush()
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
+
+// writeCanonical writes the canonical form of e (see Canonical) to w: its
+// head (the id, sequence and time a store assigns), its body (everything
+// the caller gives), then its tail (prev_hash).
 func writeCanonical(w canonicalWriter, e Entry) {
+	writeCanonicalHead(w, e)
+	writeCanonicalBody(w, e)
+	writeCanonicalTail(w, e)
+}
+
+// writeCanonicalHead writes the canonical form up to the time's closing
+// quote.
+func writeCanonicalHead(w canonicalWriter, e Entry) {
 	var scratch [64]byte
 	w.WriteString(`{"id":`)
 	writeJSONString(w, e.ID)
@@ -85,7 +125,13 @@ func writeCanonical(w canonicalWriter, e Entry) {
 	w.WriteString(`,"time":"`)
 	// RFC 3339 text needs no escaping.
 	w.Write(e.Time.UTC().AppendFormat(scratch[:0], TimeFormat))
-	w.WriteString(`","principal":{"subject":`)
+	w.WriteByte('"')
+}
+
+// writeCanonicalBody writes the canonical form from the principal to the
+// response's closing quote.
+func writeCanonicalBody(w canonicalWriter, e Entry) {
+	w.WriteString(`,"principal":{"subject":`)
 	writeJSONString(w, e.Principal.Subject)
 	w.WriteString(`,"issuer":`)
 	writeJSONString(w, e.Principal.Issuer)
@@ -107,7 +153,12 @@ func writeCanonical(w canonicalWriter, e Entry) {
 	writeBase64(w, e.Request)
 	w.WriteString(`","response":"`)
 	writeBase64(w, e.Response)
-	w.WriteString(`","prev_hash":`)
+	w.WriteByte('"')
+}
+
+// writeCanonicalTail writes the canonical form from prev_hash to the end.
+func writeCanonicalTail(w canonicalWriter, e Entry) {
+	w.WriteString(`,"prev_hash":`)
 	writeJSONString(w, e.PrevHash)
 	w.WriteByte('}')
 }

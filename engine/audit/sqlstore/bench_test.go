@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
 )
 
@@ -118,8 +119,10 @@ func BenchmarkCommit(b *testing.B) {
 								e.Response = payload
 							}
 							// The writer goroutine is idle (nothing is
-							// queued): this goroutine stands in for it.
-							batch[j] = &pending{e: e, reply: make(chan appendResult, 1)}
+							// queued): this goroutine stands in for it,
+							// and for the callers' share of Append.
+							e = s.payloadsAsStored(e)
+							batch[j] = &pending{e: e, body: audit.CanonicalBody(e), reply: make(chan appendResult, 1)}
 						}
 						s.commit(batch)
 						for _, p := range batch {

@@ -101,7 +101,7 @@ func (s *Store) appendPgx(ctx context.Context, c *pgx.Conn, batch []*pending) ([
 	out := make([]audit.Entry, len(batch))
 	args := make([]any, 0, len(batch)*insertArity)
 	for i, p := range batch {
-		e, err := s.chain(&h, p.e)
+		e, err := s.chain(&h, p.e, p.body)
 		if err != nil {
 			return nil, err
 		}

@@ -21,6 +21,7 @@ type pending struct {
 	e     audit.Entry
 	fb    *feedbackWrite    // set for a feedback post: e is built in the transaction
 	slot  *audit.GroupSlot  // from Append's context: told the entry's commit group
+	body  []byte            // audit.CanonicalBody of e, written by the caller (nil for feedback)
 	reply chan appendResult // buffered (1): the writer never blocks on it
 }
 
@@ -46,7 +47,11 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 	if e.Time.IsZero() {
 		return audit.Entry{}, errors.New("audit store: entry has no time")
 	}
-	return s.enqueue(ctx, &pending{e: e, slot: audit.GroupSlotFrom(ctx), reply: make(chan appendResult, 1)})
+	// The payloads as stored, and the part of the canonical form they make
+	// (their base64), are written here in the caller's goroutine: the
+	// writer's transaction is the one serial step of every answer.
+	e = s.payloadsAsStored(e)
+	return s.enqueue(ctx, &pending{e: e, body: audit.CanonicalBody(e), slot: audit.GroupSlotFrom(ctx), reply: make(chan appendResult, 1)})
 }
 
 // enqueue hands p to the writer and waits for its answer.
@@ -270,13 +275,14 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 	out := make([]audit.Entry, len(batch))
 	args := make([]any, 0, len(batch)*insertArity)
 	for i, p := range batch {
-		e := p.e
+		e, body := p.e, p.body
 		if p.fb != nil {
 			if e, err = s.insertFeedback(ctx, tx, p.fb); err != nil {
 				return nil, err
 			}
+			body = nil
 		}
-		if e, err = s.chain(&h, e); err != nil {
+		if e, err = s.chain(&h, e, body); err != nil {
 			return nil, err
 		}
 		out[i] = e
@@ -325,9 +331,21 @@ func (s *Store) beginAppend(ctx context.Context) (*sqlx.Tx, error) {
 	return tx, nil
 }
 
+// payloadsAsStored returns e with the payloads the store keeps: none with
+// OmitPayloads, and nil for an empty one.
+func (s *Store) payloadsAsStored(e audit.Entry) audit.Entry {
+	if s.opts.OmitPayloads {
+		e.Request, e.Response = nil, nil
+	}
+	e.Request = nilIfEmpty(e.Request)
+	e.Response = nilIfEmpty(e.Response)
+	return e
+}
+
 // chain gives e its id, sequence, previous hash and entry hash after h,
-// and advances h to it.
-func (s *Store) chain(h *chainHead, e audit.Entry) (audit.Entry, error) {
+// and advances h to it. body is audit.CanonicalBody of e as stored, or
+// nil to write it here.
+func (s *Store) chain(h *chainHead, e audit.Entry, body []byte) (audit.Entry, error) {
 	id, err := newID(e.Time)
 	if err != nil {
 		return audit.Entry{}, err
@@ -335,13 +353,13 @@ func (s *Store) chain(h *chainHead, e audit.Entry) (audit.Entry, error) {
 	e.ID = id
 	e.Sequence = h.Seq + 1
 	e.Time = e.Time.UTC()
-	if s.opts.OmitPayloads {
-		e.Request, e.Response = nil, nil
-	}
-	e.Request = nilIfEmpty(e.Request)
-	e.Response = nilIfEmpty(e.Response)
 	e.PrevHash = h.Hash
-	e.EntryHash = audit.Hash(e.PrevHash, e)
+	if body != nil {
+		e.EntryHash = audit.HashWithBody(e.PrevHash, e, body)
+	} else {
+		e = s.payloadsAsStored(e)
+		e.EntryHash = audit.Hash(e.PrevHash, e)
+	}
 	*h = chainHead{Seq: e.Sequence, Hash: e.EntryHash}
 	return e, nil
 }
