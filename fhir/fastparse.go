@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,6 +108,14 @@ type fastField struct {
 	mt protoreflect.MessageType
 	// mk makes a string primitive of the target type.
 	mk func(string) protoreflect.Message
+	// set, when not nil, stores a value read for the element without
+	// protoreflect (typedSetters); list says the element repeats.
+	set  setFunc
+	list bool
+	// newMsg makes the target message without reflect, or is nil
+	// (typedNew); newEnum makes an enum code (typedEnums).
+	newMsg  func() protoreflect.Message
+	newEnum func(protoreflect.EnumNumber) protoreflect.Message
 }
 
 // typedKind names the datatypes read without protoreflect.
@@ -135,12 +144,15 @@ type fastMsg struct {
 	fields map[string]*fastField
 }
 
-// fastResources maps a resource type to its message and its field in
-// ContainedResource.
-var fastResources = map[string]struct {
+// fastResource is the fast path's view of a resource type: its message
+// and its field in ContainedResource.
+type fastResource struct {
 	msg *fastMsg
 	fd  protoreflect.FieldDescriptor
-}{}
+}
+
+// fastResources maps a resource type to its view, typed setters used.
+var fastResources map[string]fastResource
 
 var (
 	// Regexes of google/fhir v0.7.4 (jsonpbhelper).
@@ -155,6 +167,14 @@ var (
 
 func init() {
 	decimalRE = valueRegex(&dpb.Decimal{})
+	fastResources = buildFastResources(true)
+}
+
+// buildFastResources builds the fast path's views of the resources in
+// fastElements; typed says whether the typed setters are used (tests
+// compare with the protoreflect assignment).
+func buildFastResources(typed bool) map[string]fastResource {
+	out := map[string]fastResource{}
 	cr := (&rpb.ContainedResource{}).ProtoReflect().Descriptor()
 	oneof := cr.Oneofs().ByName("oneof_resource")
 	msgs := map[protoreflect.FullName]*fastMsg{}
@@ -162,12 +182,10 @@ func init() {
 		f := oneof.Fields().Get(i)
 		name := string(f.Message().Name())
 		if _, ok := fastElements[name]; ok {
-			fastResources[name] = struct {
-				msg *fastMsg
-				fd  protoreflect.FieldDescriptor
-			}{buildFastMsg(f.Message(), name, msgs), f}
+			out[name] = fastResource{buildFastMsg(f.Message(), name, msgs, typed), f}
 		}
 	}
+	return out
 }
 
 // valueRegex compiles a primitive's value_regex annotation as google/fhir
@@ -180,13 +198,18 @@ func valueRegex(m proto.Message) *regexp.Regexp {
 // buildFastMsg builds the fast path's view of md (listed in fastElements
 // as name). It panics when a listed element does not exist: the list is
 // code, and fastparse_test.go runs init.
-func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[protoreflect.FullName]*fastMsg) *fastMsg {
+func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[protoreflect.FullName]*fastMsg, typed bool) *fastMsg {
 	if m, ok := done[md.FullName()]; ok {
 		return m
 	}
 	m := &fastMsg{fields: map[string]*fastField{}}
 	done[md.FullName()] = m
 	all := jsonFields(md)
+	for key := range typedSetters[name] {
+		if !slices.Contains(fastElements[name], key) {
+			panic("fhir: fast path: typed setter for unread element " + name + "." + key)
+		}
+	}
 	for _, key := range fastElements[name] {
 		f, ok := all[key]
 		if !ok {
@@ -203,6 +226,12 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 		}
 		f.mt = mt
 		f.mk = stringPrimitives[target.FullName()]
+		f.newMsg = typedNew[target.FullName()]
+		f.newEnum = typedEnums[target.FullName()]
+		if typed {
+			f.set = typedSetters[name][key]
+			f.list = f.choice == nil && f.fd.IsList()
+		}
 		switch target.FullName() {
 		case "google.fhir.r4.core.CodeableConcept":
 			f.typed = typedCodeableConcept
@@ -224,7 +253,7 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 			if _, ok := fastElements[sub]; !ok {
 				panic("fhir: fast path: no element list for " + sub)
 			}
-			f.sub = buildFastMsg(target, sub, done)
+			f.sub = buildFastMsg(target, sub, done, typed)
 		}
 		fc := f
 		m.fields[key] = &fc
@@ -304,6 +333,11 @@ func pick(ok bool, k primKind) primKind {
 // fastParse reads one resource on the fast path. ok is false when the
 // fast path does not handle it; the caller then uses google/fhir.
 func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
+	return p.fastParseWith(fastResources, raw)
+}
+
+// fastParseWith is fastParse with the views resources.
+func (p *Parser) fastParseWith(resources map[string]fastResource, raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
 	if !utf8.Valid(raw) {
 		return nil, h, false
 	}
@@ -311,7 +345,7 @@ func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok
 	if !ok {
 		return nil, h, false
 	}
-	res, ok := fastResources[rt]
+	res, ok := resources[rt]
 	if !ok {
 		return nil, h, false
 	}
@@ -665,6 +699,9 @@ func (s *scanner) nextKey(n *int) ([]byte, int) {
 
 // member reads the value of one element into m.
 func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
+	if f.set != nil {
+		return s.typedMember(f, m.Interface())
+	}
 	into, fd := m, f.fd
 	if f.choice != nil {
 		c := m.NewField(f.fd).Message()
@@ -698,6 +735,34 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 	return true
 }
 
+// typedMember reads the value of one element into dst through f.set.
+func (s *scanner) typedMember(f *fastField, dst proto.Message) bool {
+	if !f.list {
+		v, ok := s.value(f)
+		if !ok {
+			return false
+		}
+		f.set(dst, v.Interface())
+		return true
+	}
+	if !s.eat('[') {
+		return false
+	}
+	for {
+		s.ws()
+		v, ok := s.value(f)
+		if !ok {
+			return false
+		}
+		f.set(dst, v.Interface())
+		s.ws()
+		if s.eat(',') {
+			continue
+		}
+		return s.eat(']')
+	}
+}
+
 // value reads one value of f.
 func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 	switch f.typed {
@@ -709,7 +774,12 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 		return r.ProtoReflect(), ok
 	}
 	if f.sub != nil {
-		v := f.mt.New()
+		var v protoreflect.Message
+		if f.newMsg != nil {
+			v = f.newMsg()
+		} else {
+			v = f.mt.New()
+		}
 		if !s.object(f.sub, v, false) {
 			return nil, false
 		}
@@ -748,6 +818,9 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 		n, ok := enumCode(f.value.Enum(), str)
 		if !ok {
 			return nil, false
+		}
+		if f.newEnum != nil {
+			return f.newEnum(n), true
 		}
 		v := f.mt.New()
 		v.Set(f.value, protoreflect.ValueOfEnum(n))
