@@ -107,15 +107,15 @@ type fastField struct {
 	// mt makes the target message (composites and enum codes).
 	mt protoreflect.MessageType
 	// mk makes a string primitive of the target type.
-	mk func(string) protoreflect.Message
+	mk func(string) proto.Message
 	// set, when not nil, stores a value read for the element without
 	// protoreflect (typedSetters); list says the element repeats.
 	set  setFunc
 	list bool
 	// newMsg makes the target message without reflect, or is nil
 	// (typedNew); newEnum makes an enum code (typedEnums).
-	newMsg  func() protoreflect.Message
-	newEnum func(protoreflect.EnumNumber) protoreflect.Message
+	newMsg  func() proto.Message
+	newEnum func(protoreflect.EnumNumber) proto.Message
 }
 
 // typedKind names the datatypes read without protoreflect.
@@ -128,15 +128,15 @@ const (
 )
 
 // stringPrimitives make the string primitives by type name.
-var stringPrimitives = map[protoreflect.FullName]func(string) protoreflect.Message{
-	"google.fhir.r4.core.String":    func(v string) protoreflect.Message { return (&dpb.String{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Code":      func(v string) protoreflect.Message { return (&dpb.Code{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Id":        func(v string) protoreflect.Message { return (&dpb.Id{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Uri":       func(v string) protoreflect.Message { return (&dpb.Uri{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Url":       func(v string) protoreflect.Message { return (&dpb.Url{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Canonical": func(v string) protoreflect.Message { return (&dpb.Canonical{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Markdown":  func(v string) protoreflect.Message { return (&dpb.Markdown{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Xhtml":     func(v string) protoreflect.Message { return (&dpb.Xhtml{Value: v}).ProtoReflect() },
+var stringPrimitives = map[protoreflect.FullName]func(string) proto.Message{
+	"google.fhir.r4.core.String":    func(v string) proto.Message { return &dpb.String{Value: v} },
+	"google.fhir.r4.core.Code":      func(v string) proto.Message { return &dpb.Code{Value: v} },
+	"google.fhir.r4.core.Id":        func(v string) proto.Message { return &dpb.Id{Value: v} },
+	"google.fhir.r4.core.Uri":       func(v string) proto.Message { return &dpb.Uri{Value: v} },
+	"google.fhir.r4.core.Url":       func(v string) proto.Message { return &dpb.Url{Value: v} },
+	"google.fhir.r4.core.Canonical": func(v string) proto.Message { return &dpb.Canonical{Value: v} },
+	"google.fhir.r4.core.Markdown":  func(v string) proto.Message { return &dpb.Markdown{Value: v} },
+	"google.fhir.r4.core.Xhtml":     func(v string) proto.Message { return &dpb.Xhtml{Value: v} },
 }
 
 // fastMsg is the fast path's view of one message type.
@@ -149,6 +149,8 @@ type fastMsg struct {
 type fastResource struct {
 	msg *fastMsg
 	fd  protoreflect.FieldDescriptor
+	// newMsg makes the resource's message without reflect, or is nil.
+	newMsg func() proto.Message
 }
 
 // fastResources maps a resource type to its view, typed setters used.
@@ -182,7 +184,7 @@ func buildFastResources(typed bool) map[string]fastResource {
 		f := oneof.Fields().Get(i)
 		name := string(f.Message().Name())
 		if _, ok := fastElements[name]; ok {
-			out[name] = fastResource{buildFastMsg(f.Message(), name, msgs, typed), f}
+			out[name] = fastResource{buildFastMsg(f.Message(), name, msgs, typed), f, typedNew[f.Message().FullName()]}
 		}
 	}
 	return out
@@ -333,15 +335,31 @@ func pick(ok bool, k primKind) primKind {
 // fastParse reads one resource on the fast path. ok is false when the
 // fast path does not handle it; the caller then uses google/fhir.
 func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
-	return p.fastParseWith(fastResources, raw)
+	return p.fastParseWith(fastResources, raw, true)
 }
 
-// fastParseWith is fastParse with the views resources.
-func (p *Parser) fastParseWith(resources map[string]fastResource, raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
+// fastParseWith is fastParse with the views resources; guess says
+// whether the type is guessed first (tests compare both ways).
+func (p *Parser) fastParseWith(resources map[string]fastResource, raw []byte, guess bool) (cr *rpb.ContainedResource, h rawHead, ok bool) {
 	if !utf8.Valid(raw) {
 		return nil, h, false
 	}
-	rt, ok := findResourceType(raw)
+	// One copy of the input: unescaped strings are substrings of it.
+	src := string(raw)
+	// The type is guessed from the first "resourceType" string of the
+	// bytes (encoding/json writes keys sorted, so the member is rarely
+	// first): the parse confirms it at the top-level member, and when it
+	// could not (a nested or later member, or a decline before the
+	// member was reached) the type is found by a scan of the top level.
+	if rt, ok := guessResourceType(raw, src); ok && guess {
+		if res, ok := resources[rt]; ok {
+			cr, h, ok, confirmed := p.fastParseAs(res, rt, raw, src)
+			if ok || confirmed {
+				return cr, h, ok
+			}
+		}
+	}
+	rt, ok := findResourceType(raw, src)
 	if !ok {
 		return nil, h, false
 	}
@@ -349,30 +367,61 @@ func (p *Parser) fastParseWith(resources map[string]fastResource, raw []byte) (c
 	if !ok {
 		return nil, h, false
 	}
-	cr = &rpb.ContainedResource{}
-	m := cr.ProtoReflect().NewField(res.fd).Message()
-	// One copy of the input: unescaped strings are substrings of it.
-	s := scanner{b: raw, src: string(raw), loc: p.u.TimeZone}
+	cr, h, ok, _ = p.fastParseAs(res, rt, raw, src)
+	return cr, h, ok
+}
+
+// guessResourceType returns the value of the first "resourceType" string
+// of raw (src is raw as a string) when a string follows it as a member's
+// value.
+func guessResourceType(raw []byte, src string) (string, bool) {
+	const key = `"resourceType"`
+	i := strings.Index(src, key)
+	if i < 0 {
+		return "", false
+	}
+	s := scanner{b: raw, src: src, i: i + len(key)}
 	s.ws()
-	if !s.object(res.msg, m, true) {
-		return nil, h, false
+	if !s.eat(':') {
+		return "", false
 	}
 	s.ws()
-	if s.i != len(s.b) {
-		return nil, h, false
+	return s.str()
+}
+
+// fastParseAs reads raw (src is raw as a string) as a resource of type
+// rt. confirmed says the top-level "resourceType" member was read and is
+// rt; ok is never true without it.
+func (p *Parser) fastParseAs(res fastResource, rt string, raw []byte, src string) (cr *rpb.ContainedResource, h rawHead, ok, confirmed bool) {
+	cr = &rpb.ContainedResource{}
+	var msg proto.Message
+	if res.newMsg != nil {
+		msg = res.newMsg()
+	} else {
+		msg = cr.ProtoReflect().NewField(res.fd).Message().Interface()
+	}
+	m := msg.ProtoReflect()
+	s := scanner{b: raw, src: src, loc: p.u.TimeZone, wantType: rt}
+	s.ws()
+	if !s.object(res.msg, msg, true) {
+		return nil, h, false, s.typeConfirmed
+	}
+	s.ws()
+	if s.i != len(s.b) || !s.typeConfirmed {
+		return nil, h, false, s.typeConfirmed
 	}
 	cr.ProtoReflect().Set(res.fd, protoreflect.ValueOfMessage(m))
 	h = rawHead{ResourceType: rt}
 	if idf := res.msg.fields["id"]; idf != nil && m.Has(idf.fd) {
 		h.ID = m.Get(idf.fd).Message().Get(idf.value).String()
 	}
-	return cr, h, true
+	return cr, h, true, true
 }
 
 // findResourceType returns the top-level "resourceType" string of a JSON
 // object, skipping the other members.
-func findResourceType(raw []byte) (string, bool) {
-	s := scanner{b: raw}
+func findResourceType(raw []byte, src string) (string, bool) {
+	s := scanner{b: raw, src: src}
 	s.ws()
 	if !s.eat('{') {
 		return "", false
@@ -409,6 +458,10 @@ type scanner struct {
 	src string
 	i   int
 	loc *time.Location
+	// wantType is the resource type the top-level "resourceType" member
+	// must name; typeConfirmed is set once it did.
+	wantType      string
+	typeConfirmed bool
 }
 
 func (s *scanner) ws() {
@@ -625,9 +678,9 @@ func (s *scanner) skip(depth int) bool {
 	}
 }
 
-// object reads a JSON object into m. top is set for the resource itself,
+// object reads a JSON object into m (a message of fm's type). top is set for the resource itself,
 // whose "resourceType" member is skipped. Empty objects decline.
-func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
+func (s *scanner) object(fm *fastMsg, m proto.Message, top bool) bool {
 	if !s.eat('{') {
 		return false
 	}
@@ -639,9 +692,11 @@ func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
 			return st == 0 && fields > 0
 		}
 		if top && string(key) == "resourceType" {
-			if _, ok := s.str(); !ok {
+			v, ok := s.str()
+			if !ok || v != s.wantType {
 				return false
 			}
+			s.typeConfirmed = true
 			top = false
 			continue
 		}
@@ -698,10 +753,11 @@ func (s *scanner) nextKey(n *int) ([]byte, int) {
 }
 
 // member reads the value of one element into m.
-func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
+func (s *scanner) member(f *fastField, dst proto.Message) bool {
 	if f.set != nil {
-		return s.typedMember(f, m.Interface())
+		return s.typedMember(f, dst)
 	}
+	m := dst.ProtoReflect()
 	into, fd := m, f.fd
 	if f.choice != nil {
 		c := m.NewField(f.fd).Message()
@@ -719,7 +775,7 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 			if !ok {
 				return false
 			}
-			list.Append(protoreflect.ValueOfMessage(v))
+			list.Append(protoreflect.ValueOfMessage(v.ProtoReflect()))
 			s.ws()
 			if s.eat(',') {
 				continue
@@ -731,7 +787,7 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 	if !ok {
 		return false
 	}
-	into.Set(fd, protoreflect.ValueOfMessage(v))
+	into.Set(fd, protoreflect.ValueOfMessage(v.ProtoReflect()))
 	return true
 }
 
@@ -742,7 +798,7 @@ func (s *scanner) typedMember(f *fastField, dst proto.Message) bool {
 		if !ok {
 			return false
 		}
-		f.set(dst, v.Interface())
+		f.set(dst, v)
 		return true
 	}
 	if !s.eat('[') {
@@ -754,7 +810,7 @@ func (s *scanner) typedMember(f *fastField, dst proto.Message) bool {
 		if !ok {
 			return false
 		}
-		f.set(dst, v.Interface())
+		f.set(dst, v)
 		s.ws()
 		if s.eat(',') {
 			continue
@@ -764,26 +820,24 @@ func (s *scanner) typedMember(f *fastField, dst proto.Message) bool {
 }
 
 // value reads one value of f.
-func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
+func (s *scanner) value(f *fastField) (proto.Message, bool) {
 	switch f.typed {
 	case typedCodeableConcept:
-		cc, ok := s.codeableConcept()
-		return cc.ProtoReflect(), ok
+		return s.codeableConcept()
 	case typedReference:
-		r, ok := s.reference()
-		return r.ProtoReflect(), ok
+		return s.reference()
 	}
 	if f.sub != nil {
-		var v protoreflect.Message
+		var v proto.Message
 		if f.newMsg != nil {
 			v = f.newMsg()
 		} else {
-			v = f.mt.New()
+			v = f.mt.New().Interface()
 		}
 		if !s.object(f.sub, v, false) {
 			return nil, false
 		}
-		if r, ok := v.Interface().(*dpb.Reference); ok && !normalizeReference(r) {
+		if r, ok := v.(*dpb.Reference); ok && !normalizeReference(r) {
 			return nil, false
 		}
 		return v, true
@@ -791,14 +845,14 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 	switch f.prim {
 	case primBoolean:
 		b, ok := s.boolean()
-		return (&dpb.Boolean{Value: b}).ProtoReflect(), ok
+		return &dpb.Boolean{Value: b}, ok
 	case primDecimal:
 		// parseDecimal: the literal as written, checked by the regex.
 		lit, ok := s.number()
 		if !ok || !decimalRE.MatchString(lit) {
 			return nil, false
 		}
-		return (&dpb.Decimal{Value: lit}).ProtoReflect(), true
+		return &dpb.Decimal{Value: lit}, true
 	case primDate, primDateTime, primInstant, primEnumCode:
 		str, ok := s.str()
 		if !ok || str == "" {
@@ -807,13 +861,13 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 		switch f.prim {
 		case primDate:
 			d, ok := parseFastDate(str, s.loc)
-			return d.ProtoReflect(), ok
+			return d, ok
 		case primDateTime:
 			d, ok := parseFastDateTime(str, s.loc)
-			return d.ProtoReflect(), ok
+			return d, ok
 		case primInstant:
 			d, ok := parseFastInstant(str)
-			return d.ProtoReflect(), ok
+			return d, ok
 		}
 		n, ok := enumCode(f.value.Enum(), str)
 		if !ok {
@@ -824,7 +878,7 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 		}
 		v := f.mt.New()
 		v.Set(f.value, protoreflect.ValueOfEnum(n))
-		return v, true
+		return v.Interface(), true
 	}
 	str, ok := s.prim(f.prim)
 	if !ok || f.mk == nil {

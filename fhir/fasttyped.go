@@ -6,8 +6,12 @@ import (
 
 	cpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/codes_go_proto"
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
+	condpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/condition_go_proto"
+	medpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/medication_go_proto"
 	mrpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/medication_request_go_proto"
 	opb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/observation_go_proto"
+	ppb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/patient_go_proto"
+	spb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/specimen_go_proto"
 )
 
 // Typed assignment (issue 25). Setting a field through protoreflect
@@ -160,29 +164,40 @@ var typedSetters = map[string]map[string]setFunc{
 
 // typedNew makes an empty message of the composite types the fast path
 // reads most, without reflect (MessageType.New allocates through it).
-var typedNew = map[protoreflect.FullName]func() protoreflect.Message{
-	"google.fhir.r4.core.Observation.Component": func() protoreflect.Message { return (&opb.Observation_Component{}).ProtoReflect() },
-	"google.fhir.r4.core.Meta":                  func() protoreflect.Message { return (&dpb.Meta{}).ProtoReflect() },
-	"google.fhir.r4.core.Narrative":             func() protoreflect.Message { return (&dpb.Narrative{}).ProtoReflect() },
-	"google.fhir.r4.core.Range":                 func() protoreflect.Message { return (&dpb.Range{}).ProtoReflect() },
-	"google.fhir.r4.core.SimpleQuantity":        func() protoreflect.Message { return (&dpb.SimpleQuantity{}).ProtoReflect() },
-	"google.fhir.r4.core.Quantity":              func() protoreflect.Message { return (&dpb.Quantity{}).ProtoReflect() },
-	"google.fhir.r4.core.Period":                func() protoreflect.Message { return (&dpb.Period{}).ProtoReflect() },
+var typedNew = map[protoreflect.FullName]func() proto.Message{
+	"google.fhir.r4.core.Observation.Component": func() proto.Message { return &opb.Observation_Component{} },
+	"google.fhir.r4.core.Meta":                  func() proto.Message { return &dpb.Meta{} },
+	"google.fhir.r4.core.Narrative":             func() proto.Message { return &dpb.Narrative{} },
+	"google.fhir.r4.core.Range":                 func() proto.Message { return &dpb.Range{} },
+	"google.fhir.r4.core.SimpleQuantity":        func() proto.Message { return &dpb.SimpleQuantity{} },
+	"google.fhir.r4.core.Quantity":              func() proto.Message { return &dpb.Quantity{} },
+	"google.fhir.r4.core.Period":                func() proto.Message { return &dpb.Period{} },
+	"google.fhir.r4.core.Extension":             func() proto.Message { return &dpb.Extension{} },
+	"google.fhir.r4.core.RelatedArtifact":       func() proto.Message { return &dpb.RelatedArtifact{} },
+	"google.fhir.r4.core.Identifier":            func() proto.Message { return &dpb.Identifier{} },
+	"google.fhir.r4.core.HumanName":             func() proto.Message { return &dpb.HumanName{} },
+	"google.fhir.r4.core.Address":               func() proto.Message { return &dpb.Address{} },
+	"google.fhir.r4.core.Observation":           func() proto.Message { return &opb.Observation{} },
+	"google.fhir.r4.core.MedicationRequest":     func() proto.Message { return &mrpb.MedicationRequest{} },
+	"google.fhir.r4.core.Medication":            func() proto.Message { return &medpb.Medication{} },
+	"google.fhir.r4.core.Patient":               func() proto.Message { return &ppb.Patient{} },
+	"google.fhir.r4.core.Condition":             func() proto.Message { return &condpb.Condition{} },
+	"google.fhir.r4.core.Specimen":              func() proto.Message { return &spb.Specimen{} },
 }
 
 // typedEnums make the coded elements of the resources read most from
 // their enum number, without reflect.
-var typedEnums = map[protoreflect.FullName]func(protoreflect.EnumNumber) protoreflect.Message{
-	"google.fhir.r4.core.Observation.StatusCode": func(n protoreflect.EnumNumber) protoreflect.Message {
-		return (&opb.Observation_StatusCode{Value: cpb.ObservationStatusCode_Value(n)}).ProtoReflect()
+var typedEnums = map[protoreflect.FullName]func(protoreflect.EnumNumber) proto.Message{
+	"google.fhir.r4.core.Observation.StatusCode": func(n protoreflect.EnumNumber) proto.Message {
+		return &opb.Observation_StatusCode{Value: cpb.ObservationStatusCode_Value(n)}
 	},
-	"google.fhir.r4.core.MedicationRequest.StatusCode": func(n protoreflect.EnumNumber) protoreflect.Message {
-		return (&mrpb.MedicationRequest_StatusCode{Value: cpb.MedicationrequestStatusCode_Value(n)}).ProtoReflect()
+	"google.fhir.r4.core.MedicationRequest.StatusCode": func(n protoreflect.EnumNumber) proto.Message {
+		return &mrpb.MedicationRequest_StatusCode{Value: cpb.MedicationrequestStatusCode_Value(n)}
 	},
-	"google.fhir.r4.core.MedicationRequest.IntentCode": func(n protoreflect.EnumNumber) protoreflect.Message {
-		return (&mrpb.MedicationRequest_IntentCode{Value: cpb.MedicationRequestIntentCode_Value(n)}).ProtoReflect()
+	"google.fhir.r4.core.MedicationRequest.IntentCode": func(n protoreflect.EnumNumber) proto.Message {
+		return &mrpb.MedicationRequest_IntentCode{Value: cpb.MedicationRequestIntentCode_Value(n)}
 	},
-	"google.fhir.r4.core.Narrative.StatusCode": func(n protoreflect.EnumNumber) protoreflect.Message {
-		return (&dpb.Narrative_StatusCode{Value: cpb.NarrativeStatusCode_Value(n)}).ProtoReflect()
+	"google.fhir.r4.core.Narrative.StatusCode": func(n protoreflect.EnumNumber) proto.Message {
+		return &dpb.Narrative_StatusCode{Value: cpb.NarrativeStatusCode_Value(n)}
 	},
 }

@@ -5,9 +5,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/testing/protocmp"
+
+	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
 )
 
 // TestTypedSettersMatchProtoreflect: every typed setter, constructor and
@@ -16,8 +19,11 @@ import (
 // a repeated element.
 func TestTypedSettersMatchProtoreflect(t *testing.T) {
 	typed := map[protoreflect.FullName]*fastMsg{}
-	for _, r := range fastResources {
+	for name, r := range fastResources {
 		collectFastMsgs(r.fd.Message(), r.msg, typed)
+		if r.newMsg != nil && r.newMsg().ProtoReflect().Descriptor() != r.fd.Message() {
+			t.Errorf("%s: typedNew makes %s", name, r.newMsg().ProtoReflect().Descriptor().FullName())
+		}
 	}
 	setters := 0
 	for name, fm := range typed {
@@ -29,7 +35,7 @@ func TestTypedSettersMatchProtoreflect(t *testing.T) {
 		for _, key := range keys {
 			f := fm.fields[key]
 			if f.newMsg != nil {
-				if got, want := f.newMsg().Descriptor().FullName(), f.mt.Descriptor().FullName(); got != want {
+				if got, want := f.newMsg().ProtoReflect().Descriptor().FullName(), f.mt.Descriptor().FullName(); got != want {
 					t.Errorf("%s.%s: typedNew makes %s, want %s", name, key, got, want)
 				}
 			}
@@ -37,7 +43,7 @@ func TestTypedSettersMatchProtoreflect(t *testing.T) {
 				enum := f.value.Enum().Values().Get(1).Number()
 				want := f.mt.New()
 				want.Set(f.value, protoreflect.ValueOfEnum(enum))
-				if d := cmp.Diff(want.Interface(), f.newEnum(enum).Interface(), protocmp.Transform()); d != "" {
+				if d := cmp.Diff(want.Interface(), f.newEnum(enum), protocmp.Transform()); d != "" {
 					t.Errorf("%s.%s: typedEnums differs (-reflect +typed):\n%s", name, key, d)
 				}
 			}
@@ -69,6 +75,7 @@ func TestTypedSettersMatchProtoreflect(t *testing.T) {
 					t.Errorf("%s.%s: list %v, want %v", name, key, f.list, fd.IsList())
 				}
 				f.set(viaSet.Interface(), sampleValue(f).Interface())
+
 			}
 			if d := cmp.Diff(viaReflect.Interface(), viaSet.Interface(), protocmp.Transform()); d != "" {
 				t.Errorf("%s.%s: typed setter differs (-reflect +typed):\n%s", name, key, d)
@@ -106,7 +113,7 @@ func msgType(name protoreflect.FullName) (protoreflect.MessageType, error) {
 func sampleValue(f *fastField) protoreflect.Message {
 	switch {
 	case f.mk != nil:
-		return f.mk("x")
+		return f.mk("x").ProtoReflect()
 	case f.prim == primEnumCode:
 		v := f.mt.New()
 		v.Set(f.value, protoreflect.ValueOfEnum(f.value.Enum().Values().Get(1).Number()))
@@ -124,8 +131,9 @@ func sampleValue(f *fastField) protoreflect.Message {
 }
 
 // TestTypedFastPathMatchesReflect: on the corpus and the edge cases the
-// typed fast path and the protoreflect one accept the same resources and
-// build the same protos.
+// typed fast path with the guessed type and the protoreflect one with the
+// type found by a scan accept the same resources and build the same
+// protos.
 func TestTypedFastPathMatchesReflect(t *testing.T) {
 	p, err := NewParser()
 	if err != nil {
@@ -141,8 +149,8 @@ func TestTypedFastPathMatchesReflect(t *testing.T) {
 	}
 	typedTook := 0
 	for name, raw := range inputs {
-		a, ah, aok := p.fastParseWith(fastResources, raw)
-		b, bh, bok := p.fastParseWith(reflectViews, raw)
+		a, ah, aok := p.fastParseWith(fastResources, raw, true)
+		b, bh, bok := p.fastParseWith(reflectViews, raw, false)
 		if aok != bok || ah != bh {
 			t.Errorf("%s: typed took %v (%+v), reflect %v (%+v)", name, aok, ah, bok, bh)
 			continue
@@ -157,4 +165,69 @@ func TestTypedFastPathMatchesReflect(t *testing.T) {
 	if typedTook == 0 {
 		t.Error("nothing took the fast path")
 	}
+}
+
+// TestReferenceStringMatchesDenormalize: referenceString's typed cases
+// give what jsonformat.DenormalizeReference writes, for every typed
+// reference field of R4 (with and without a version), a uri and a
+// fragment; every type of commonReferenceSetters takes the typed case.
+func TestReferenceStringMatchesDenormalize(t *testing.T) {
+	var refs []*dpb.Reference
+	fs := referenceOneof.Fields()
+	for i := 0; i < fs.Len(); i++ {
+		f := fs.Get(i)
+		if f.Message() == nil || f.Message().FullName() != "google.fhir.r4.core.ReferenceId" {
+			continue
+		}
+		for _, id := range []*dpb.ReferenceId{{Value: "abc"}, {Value: "a-1", History: &dpb.Id{Value: "2"}}, {}} {
+			r := &dpb.Reference{}
+			r.ProtoReflect().Set(f, protoreflect.ValueOfMessage(proto.Clone(id).ProtoReflect()))
+			refs = append(refs, r)
+		}
+	}
+	refs = append(refs,
+		&dpb.Reference{Reference: &dpb.Reference_Uri{Uri: &dpb.String{Value: " http://x.test/Patient/1 "}}},
+		&dpb.Reference{Reference: &dpb.Reference_Uri{Uri: &dpb.String{}}},
+		&dpb.Reference{Reference: &dpb.Reference_Fragment{Fragment: &dpb.String{Value: "med1"}}},
+		&dpb.Reference{Reference: &dpb.Reference_Fragment{Fragment: &dpb.String{Value: " "}}},
+		&dpb.Reference{Display: &dpb.String{Value: "no reference"}},
+	)
+	for _, r := range refs {
+		if got, want := referenceString(r), slowReferenceString(r); got != want {
+			t.Errorf("%v: referenceString %q, DenormalizeReference %q", r, got, want)
+		}
+	}
+	for typ, set := range commonReferenceSetters {
+		r := &dpb.Reference{}
+		set(r, &dpb.ReferenceId{Value: "x"})
+		if got, ok := commonReferenceString(r); !ok || got != typ+"/x" {
+			t.Errorf("%s: commonReferenceString %q, %v", typ, got, ok)
+		}
+	}
+}
+
+// FuzzGuessedTypeMatchesScan: on any input the fast path gives the same
+// answer whether the resource type is guessed from the bytes first or
+// found by a scan of the top level.
+func FuzzGuessedTypeMatchesScan(f *testing.F) {
+	for _, raw := range corpusResources(f) {
+		f.Add(raw)
+	}
+	for _, c := range edgeCases {
+		f.Add([]byte(c))
+	}
+	p, err := NewParser()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, ah, aok := p.fastParseWith(fastResources, b, true)
+		c, ch, cok := p.fastParseWith(fastResources, b, false)
+		if aok != cok || ah != ch {
+			t.Fatalf("guessed: %v %+v, scanned: %v %+v", aok, ah, cok, ch)
+		}
+		if d := cmp.Diff(c, a, protocmp.Transform()); d != "" {
+			t.Fatalf("guessed differs (-scanned +guessed):\n%s", d)
+		}
+	})
 }
