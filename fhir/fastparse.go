@@ -1087,12 +1087,22 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	}
 }
 
+// codingAlloc holds a Coding and its common primitives in one allocation
+// (a Coding is the value read most often).
+type codingAlloc struct {
+	c       dpb.Coding
+	system  dpb.Uri
+	code    dpb.Code
+	display dpb.String
+}
+
 // coding reads a Coding (system, version, code, display, userSelected).
 func (s *scanner) coding() (*dpb.Coding, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	c := &dpb.Coding{}
+	blk := &codingAlloc{}
+	c := &blk.c
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st <= 0 {
@@ -1106,7 +1116,8 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primURI)
-			c.System = &dpb.Uri{Value: v}
+			blk.system.Value = v
+			c.System = &blk.system
 		case "version":
 			if c.Version != nil {
 				return nil, false
@@ -1118,13 +1129,15 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primCode)
-			c.Code = &dpb.Code{Value: v}
+			blk.code.Value = v
+			c.Code = &blk.code
 		case "display":
 			if c.Display != nil {
 				return nil, false
 			}
 			v, ok = s.prim(primString)
-			c.Display = &dpb.String{Value: v}
+			blk.display.Value = v
+			c.Display = &blk.display
 		case "userSelected":
 			if c.UserSelected != nil {
 				return nil, false

@@ -507,13 +507,14 @@ func codings(cc *dpb.CodeableConcept) ([]coding, string) {
 // hasCode reports whether cc holds a coding with one of the codes (any
 // system when system is empty).
 func hasCode(cc *dpb.CodeableConcept, system string, codes ...string) bool {
-	cs, _ := codings(cc)
-	for _, c := range cs {
-		if system != "" && c.System != system {
+	// As codings reads them (trimmed), without building the slice.
+	for _, c := range cc.GetCoding() {
+		if system != "" && strings.TrimSpace(c.GetSystem().GetValue()) != system {
 			continue
 		}
+		code := strings.TrimSpace(c.GetCode().GetValue())
 		for _, want := range codes {
-			if c.Code == want {
+			if code == want {
 				return true
 			}
 		}
