@@ -1152,13 +1152,22 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	}
 }
 
+// referenceAlloc holds a Reference and its reference string in one
+// allocation.
+type referenceAlloc struct {
+	r   dpb.Reference
+	uri dpb.String
+	ref dpb.Reference_Uri
+}
+
 // reference reads a Reference (reference, type, display) and normalises
 // it as google/fhir does.
 func (s *scanner) reference() (*dpb.Reference, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	r := &dpb.Reference{}
+	blk := &referenceAlloc{}
+	r := &blk.r
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st < 0 {
@@ -1175,7 +1184,9 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primString)
-			r.Reference = &dpb.Reference_Uri{Uri: &dpb.String{Value: v}}
+			blk.uri.Value = v
+			blk.ref.Uri = &blk.uri
+			r.Reference = &blk.ref
 		case "type":
 			if r.Type != nil {
 				return nil, false
