@@ -1040,12 +1040,20 @@ func plainURI(s string) bool {
 	return true
 }
 
+// conceptAlloc holds a CodeableConcept and room for its first coding in
+// one allocation.
+type conceptAlloc struct {
+	cc  dpb.CodeableConcept
+	one [1]*dpb.Coding
+}
+
 // codeableConcept reads a CodeableConcept (coding, text).
 func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	cc := &dpb.CodeableConcept{}
+	blk := &conceptAlloc{}
+	cc := &blk.cc
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st <= 0 {
@@ -1056,6 +1064,7 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 			if cc.Coding != nil || !s.eat('[') {
 				return nil, false
 			}
+			cc.Coding = blk.one[:0]
 			for {
 				s.ws()
 				c, ok := s.coding()
