@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,15 @@ type fastField struct {
 	// mt makes the target message (composites and enum codes).
 	mt protoreflect.MessageType
 	// mk makes a string primitive of the target type.
-	mk func(string) protoreflect.Message
+	mk func(string) proto.Message
+	// set, when not nil, stores a value read for the element without
+	// protoreflect (typedSetters); list says the element repeats.
+	set  setFunc
+	list bool
+	// newMsg makes the target message without reflect, or is nil
+	// (typedNew); newEnum makes an enum code (typedEnums).
+	newMsg  func() proto.Message
+	newEnum func(protoreflect.EnumNumber) proto.Message
 }
 
 // typedKind names the datatypes read without protoreflect.
@@ -119,15 +128,15 @@ const (
 )
 
 // stringPrimitives make the string primitives by type name.
-var stringPrimitives = map[protoreflect.FullName]func(string) protoreflect.Message{
-	"google.fhir.r4.core.String":    func(v string) protoreflect.Message { return (&dpb.String{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Code":      func(v string) protoreflect.Message { return (&dpb.Code{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Id":        func(v string) protoreflect.Message { return (&dpb.Id{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Uri":       func(v string) protoreflect.Message { return (&dpb.Uri{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Url":       func(v string) protoreflect.Message { return (&dpb.Url{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Canonical": func(v string) protoreflect.Message { return (&dpb.Canonical{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Markdown":  func(v string) protoreflect.Message { return (&dpb.Markdown{Value: v}).ProtoReflect() },
-	"google.fhir.r4.core.Xhtml":     func(v string) protoreflect.Message { return (&dpb.Xhtml{Value: v}).ProtoReflect() },
+var stringPrimitives = map[protoreflect.FullName]func(string) proto.Message{
+	"google.fhir.r4.core.String":    func(v string) proto.Message { return &dpb.String{Value: v} },
+	"google.fhir.r4.core.Code":      func(v string) proto.Message { return &dpb.Code{Value: v} },
+	"google.fhir.r4.core.Id":        func(v string) proto.Message { return &dpb.Id{Value: v} },
+	"google.fhir.r4.core.Uri":       func(v string) proto.Message { return &dpb.Uri{Value: v} },
+	"google.fhir.r4.core.Url":       func(v string) proto.Message { return &dpb.Url{Value: v} },
+	"google.fhir.r4.core.Canonical": func(v string) proto.Message { return &dpb.Canonical{Value: v} },
+	"google.fhir.r4.core.Markdown":  func(v string) proto.Message { return &dpb.Markdown{Value: v} },
+	"google.fhir.r4.core.Xhtml":     func(v string) proto.Message { return &dpb.Xhtml{Value: v} },
 }
 
 // fastMsg is the fast path's view of one message type.
@@ -135,12 +144,17 @@ type fastMsg struct {
 	fields map[string]*fastField
 }
 
-// fastResources maps a resource type to its message and its field in
-// ContainedResource.
-var fastResources = map[string]struct {
+// fastResource is the fast path's view of a resource type: its message
+// and its field in ContainedResource.
+type fastResource struct {
 	msg *fastMsg
 	fd  protoreflect.FieldDescriptor
-}{}
+	// newMsg makes the resource's message without reflect, or is nil.
+	newMsg func() proto.Message
+}
+
+// fastResources maps a resource type to its view, typed setters used.
+var fastResources map[string]fastResource
 
 var (
 	// Regexes of google/fhir v0.7.4 (jsonpbhelper).
@@ -155,6 +169,14 @@ var (
 
 func init() {
 	decimalRE = valueRegex(&dpb.Decimal{})
+	fastResources = buildFastResources(true)
+}
+
+// buildFastResources builds the fast path's views of the resources in
+// fastElements; typed says whether the typed setters are used (tests
+// compare with the protoreflect assignment).
+func buildFastResources(typed bool) map[string]fastResource {
+	out := map[string]fastResource{}
 	cr := (&rpb.ContainedResource{}).ProtoReflect().Descriptor()
 	oneof := cr.Oneofs().ByName("oneof_resource")
 	msgs := map[protoreflect.FullName]*fastMsg{}
@@ -162,12 +184,10 @@ func init() {
 		f := oneof.Fields().Get(i)
 		name := string(f.Message().Name())
 		if _, ok := fastElements[name]; ok {
-			fastResources[name] = struct {
-				msg *fastMsg
-				fd  protoreflect.FieldDescriptor
-			}{buildFastMsg(f.Message(), name, msgs), f}
+			out[name] = fastResource{buildFastMsg(f.Message(), name, msgs, typed), f, typedNew[f.Message().FullName()]}
 		}
 	}
+	return out
 }
 
 // valueRegex compiles a primitive's value_regex annotation as google/fhir
@@ -180,13 +200,18 @@ func valueRegex(m proto.Message) *regexp.Regexp {
 // buildFastMsg builds the fast path's view of md (listed in fastElements
 // as name). It panics when a listed element does not exist: the list is
 // code, and fastparse_test.go runs init.
-func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[protoreflect.FullName]*fastMsg) *fastMsg {
+func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[protoreflect.FullName]*fastMsg, typed bool) *fastMsg {
 	if m, ok := done[md.FullName()]; ok {
 		return m
 	}
 	m := &fastMsg{fields: map[string]*fastField{}}
 	done[md.FullName()] = m
 	all := jsonFields(md)
+	for key := range typedSetters[name] {
+		if !slices.Contains(fastElements[name], key) {
+			panic("fhir: fast path: typed setter for unread element " + name + "." + key)
+		}
+	}
 	for _, key := range fastElements[name] {
 		f, ok := all[key]
 		if !ok {
@@ -203,6 +228,12 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 		}
 		f.mt = mt
 		f.mk = stringPrimitives[target.FullName()]
+		f.newMsg = typedNew[target.FullName()]
+		f.newEnum = typedEnums[target.FullName()]
+		if typed {
+			f.set = typedSetters[name][key]
+			f.list = f.choice == nil && f.fd.IsList()
+		}
 		switch target.FullName() {
 		case "google.fhir.r4.core.CodeableConcept":
 			f.typed = typedCodeableConcept
@@ -224,7 +255,7 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 			if _, ok := fastElements[sub]; !ok {
 				panic("fhir: fast path: no element list for " + sub)
 			}
-			f.sub = buildFastMsg(target, sub, done)
+			f.sub = buildFastMsg(target, sub, done, typed)
 		}
 		fc := f
 		m.fields[key] = &fc
@@ -304,41 +335,93 @@ func pick(ok bool, k primKind) primKind {
 // fastParse reads one resource on the fast path. ok is false when the
 // fast path does not handle it; the caller then uses google/fhir.
 func (p *Parser) fastParse(raw []byte) (cr *rpb.ContainedResource, h rawHead, ok bool) {
+	return p.fastParseWith(fastResources, raw, true)
+}
+
+// fastParseWith is fastParse with the views resources; guess says
+// whether the type is guessed first (tests compare both ways).
+func (p *Parser) fastParseWith(resources map[string]fastResource, raw []byte, guess bool) (cr *rpb.ContainedResource, h rawHead, ok bool) {
 	if !utf8.Valid(raw) {
 		return nil, h, false
 	}
-	rt, ok := findResourceType(raw)
-	if !ok {
-		return nil, h, false
-	}
-	res, ok := fastResources[rt]
-	if !ok {
-		return nil, h, false
-	}
-	cr = &rpb.ContainedResource{}
-	m := cr.ProtoReflect().NewField(res.fd).Message()
 	// One copy of the input: unescaped strings are substrings of it.
-	s := scanner{b: raw, src: string(raw), loc: p.u.TimeZone}
-	s.ws()
-	if !s.object(res.msg, m, true) {
+	src := string(raw)
+	// The type is guessed from the first "resourceType" string of the
+	// bytes (encoding/json writes keys sorted, so the member is rarely
+	// first): the parse confirms it at the top-level member, and when it
+	// could not (a nested or later member, or a decline before the
+	// member was reached) the type is found by a scan of the top level.
+	if rt, ok := guessResourceType(raw, src); ok && guess {
+		if res, ok := resources[rt]; ok {
+			cr, h, ok, confirmed := p.fastParseAs(res, rt, raw, src)
+			if ok || confirmed {
+				return cr, h, ok
+			}
+		}
+	}
+	rt, ok := findResourceType(raw, src)
+	if !ok {
 		return nil, h, false
 	}
-	s.ws()
-	if s.i != len(s.b) {
+	res, ok := resources[rt]
+	if !ok {
 		return nil, h, false
+	}
+	cr, h, ok, _ = p.fastParseAs(res, rt, raw, src)
+	return cr, h, ok
+}
+
+// guessResourceType returns the value of the first "resourceType" string
+// of raw (src is raw as a string) when a string follows it as a member's
+// value.
+func guessResourceType(raw []byte, src string) (string, bool) {
+	const key = `"resourceType"`
+	i := strings.Index(src, key)
+	if i < 0 {
+		return "", false
+	}
+	s := scanner{b: raw, src: src, i: i + len(key)}
+	s.ws()
+	if !s.eat(':') {
+		return "", false
+	}
+	s.ws()
+	return s.str()
+}
+
+// fastParseAs reads raw (src is raw as a string) as a resource of type
+// rt. confirmed says the top-level "resourceType" member was read and is
+// rt; ok is never true without it.
+func (p *Parser) fastParseAs(res fastResource, rt string, raw []byte, src string) (cr *rpb.ContainedResource, h rawHead, ok, confirmed bool) {
+	cr = &rpb.ContainedResource{}
+	var msg proto.Message
+	if res.newMsg != nil {
+		msg = res.newMsg()
+	} else {
+		msg = cr.ProtoReflect().NewField(res.fd).Message().Interface()
+	}
+	m := msg.ProtoReflect()
+	s := scanner{b: raw, src: src, loc: p.u.TimeZone, wantType: rt}
+	s.ws()
+	if !s.object(res.msg, msg, true) {
+		return nil, h, false, s.typeConfirmed
+	}
+	s.ws()
+	if s.i != len(s.b) || !s.typeConfirmed {
+		return nil, h, false, s.typeConfirmed
 	}
 	cr.ProtoReflect().Set(res.fd, protoreflect.ValueOfMessage(m))
 	h = rawHead{ResourceType: rt}
 	if idf := res.msg.fields["id"]; idf != nil && m.Has(idf.fd) {
 		h.ID = m.Get(idf.fd).Message().Get(idf.value).String()
 	}
-	return cr, h, true
+	return cr, h, true, true
 }
 
 // findResourceType returns the top-level "resourceType" string of a JSON
 // object, skipping the other members.
-func findResourceType(raw []byte) (string, bool) {
-	s := scanner{b: raw}
+func findResourceType(raw []byte, src string) (string, bool) {
+	s := scanner{b: raw, src: src}
 	s.ws()
 	if !s.eat('{') {
 		return "", false
@@ -375,6 +458,10 @@ type scanner struct {
 	src string
 	i   int
 	loc *time.Location
+	// wantType is the resource type the top-level "resourceType" member
+	// must name; typeConfirmed is set once it did.
+	wantType      string
+	typeConfirmed bool
 }
 
 func (s *scanner) ws() {
@@ -591,9 +678,9 @@ func (s *scanner) skip(depth int) bool {
 	}
 }
 
-// object reads a JSON object into m. top is set for the resource itself,
+// object reads a JSON object into m (a message of fm's type). top is set for the resource itself,
 // whose "resourceType" member is skipped. Empty objects decline.
-func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
+func (s *scanner) object(fm *fastMsg, m proto.Message, top bool) bool {
 	if !s.eat('{') {
 		return false
 	}
@@ -605,9 +692,11 @@ func (s *scanner) object(fm *fastMsg, m protoreflect.Message, top bool) bool {
 			return st == 0 && fields > 0
 		}
 		if top && string(key) == "resourceType" {
-			if _, ok := s.str(); !ok {
+			v, ok := s.str()
+			if !ok || v != s.wantType {
 				return false
 			}
+			s.typeConfirmed = true
 			top = false
 			continue
 		}
@@ -664,7 +753,11 @@ func (s *scanner) nextKey(n *int) ([]byte, int) {
 }
 
 // member reads the value of one element into m.
-func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
+func (s *scanner) member(f *fastField, dst proto.Message) bool {
+	if f.set != nil {
+		return s.typedMember(f, dst)
+	}
+	m := dst.ProtoReflect()
 	into, fd := m, f.fd
 	if f.choice != nil {
 		c := m.NewField(f.fd).Message()
@@ -682,7 +775,7 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 			if !ok {
 				return false
 			}
-			list.Append(protoreflect.ValueOfMessage(v))
+			list.Append(protoreflect.ValueOfMessage(v.ProtoReflect()))
 			s.ws()
 			if s.eat(',') {
 				continue
@@ -694,26 +787,57 @@ func (s *scanner) member(f *fastField, m protoreflect.Message) bool {
 	if !ok {
 		return false
 	}
-	into.Set(fd, protoreflect.ValueOfMessage(v))
+	into.Set(fd, protoreflect.ValueOfMessage(v.ProtoReflect()))
 	return true
 }
 
+// typedMember reads the value of one element into dst through f.set.
+func (s *scanner) typedMember(f *fastField, dst proto.Message) bool {
+	if !f.list {
+		v, ok := s.value(f)
+		if !ok {
+			return false
+		}
+		f.set(dst, v)
+		return true
+	}
+	if !s.eat('[') {
+		return false
+	}
+	for {
+		s.ws()
+		v, ok := s.value(f)
+		if !ok {
+			return false
+		}
+		f.set(dst, v)
+		s.ws()
+		if s.eat(',') {
+			continue
+		}
+		return s.eat(']')
+	}
+}
+
 // value reads one value of f.
-func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
+func (s *scanner) value(f *fastField) (proto.Message, bool) {
 	switch f.typed {
 	case typedCodeableConcept:
-		cc, ok := s.codeableConcept()
-		return cc.ProtoReflect(), ok
+		return s.codeableConcept()
 	case typedReference:
-		r, ok := s.reference()
-		return r.ProtoReflect(), ok
+		return s.reference()
 	}
 	if f.sub != nil {
-		v := f.mt.New()
+		var v proto.Message
+		if f.newMsg != nil {
+			v = f.newMsg()
+		} else {
+			v = f.mt.New().Interface()
+		}
 		if !s.object(f.sub, v, false) {
 			return nil, false
 		}
-		if r, ok := v.Interface().(*dpb.Reference); ok && !normalizeReference(r) {
+		if r, ok := v.(*dpb.Reference); ok && !normalizeReference(r) {
 			return nil, false
 		}
 		return v, true
@@ -721,14 +845,14 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 	switch f.prim {
 	case primBoolean:
 		b, ok := s.boolean()
-		return (&dpb.Boolean{Value: b}).ProtoReflect(), ok
+		return &dpb.Boolean{Value: b}, ok
 	case primDecimal:
 		// parseDecimal: the literal as written, checked by the regex.
 		lit, ok := s.number()
 		if !ok || !decimalRE.MatchString(lit) {
 			return nil, false
 		}
-		return (&dpb.Decimal{Value: lit}).ProtoReflect(), true
+		return &dpb.Decimal{Value: lit}, true
 	case primDate, primDateTime, primInstant, primEnumCode:
 		str, ok := s.str()
 		if !ok || str == "" {
@@ -737,21 +861,24 @@ func (s *scanner) value(f *fastField) (protoreflect.Message, bool) {
 		switch f.prim {
 		case primDate:
 			d, ok := parseFastDate(str, s.loc)
-			return d.ProtoReflect(), ok
+			return d, ok
 		case primDateTime:
 			d, ok := parseFastDateTime(str, s.loc)
-			return d.ProtoReflect(), ok
+			return d, ok
 		case primInstant:
 			d, ok := parseFastInstant(str)
-			return d.ProtoReflect(), ok
+			return d, ok
 		}
 		n, ok := enumCode(f.value.Enum(), str)
 		if !ok {
 			return nil, false
 		}
+		if f.newEnum != nil {
+			return f.newEnum(n), true
+		}
 		v := f.mt.New()
 		v.Set(f.value, protoreflect.ValueOfEnum(n))
-		return v, true
+		return v.Interface(), true
 	}
 	str, ok := s.prim(f.prim)
 	if !ok || f.mk == nil {
@@ -913,12 +1040,20 @@ func plainURI(s string) bool {
 	return true
 }
 
+// conceptAlloc holds a CodeableConcept and room for its first coding in
+// one allocation.
+type conceptAlloc struct {
+	cc  dpb.CodeableConcept
+	one [1]*dpb.Coding
+}
+
 // codeableConcept reads a CodeableConcept (coding, text).
 func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	cc := &dpb.CodeableConcept{}
+	blk := &conceptAlloc{}
+	cc := &blk.cc
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st <= 0 {
@@ -929,6 +1064,7 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 			if cc.Coding != nil || !s.eat('[') {
 				return nil, false
 			}
+			cc.Coding = blk.one[:0]
 			for {
 				s.ws()
 				c, ok := s.coding()
@@ -960,12 +1096,22 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	}
 }
 
+// codingAlloc holds a Coding and its common primitives in one allocation
+// (a Coding is the value read most often).
+type codingAlloc struct {
+	c       dpb.Coding
+	system  dpb.Uri
+	code    dpb.Code
+	display dpb.String
+}
+
 // coding reads a Coding (system, version, code, display, userSelected).
 func (s *scanner) coding() (*dpb.Coding, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	c := &dpb.Coding{}
+	blk := &codingAlloc{}
+	c := &blk.c
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st <= 0 {
@@ -979,7 +1125,8 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primURI)
-			c.System = &dpb.Uri{Value: v}
+			blk.system.Value = v
+			c.System = &blk.system
 		case "version":
 			if c.Version != nil {
 				return nil, false
@@ -991,13 +1138,15 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primCode)
-			c.Code = &dpb.Code{Value: v}
+			blk.code.Value = v
+			c.Code = &blk.code
 		case "display":
 			if c.Display != nil {
 				return nil, false
 			}
 			v, ok = s.prim(primString)
-			c.Display = &dpb.String{Value: v}
+			blk.display.Value = v
+			c.Display = &blk.display
 		case "userSelected":
 			if c.UserSelected != nil {
 				return nil, false
@@ -1012,13 +1161,22 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	}
 }
 
+// referenceAlloc holds a Reference and its reference string in one
+// allocation.
+type referenceAlloc struct {
+	r   dpb.Reference
+	uri dpb.String
+	ref dpb.Reference_Uri
+}
+
 // reference reads a Reference (reference, type, display) and normalises
 // it as google/fhir does.
 func (s *scanner) reference() (*dpb.Reference, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	r := &dpb.Reference{}
+	blk := &referenceAlloc{}
+	r := &blk.r
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
 		if st < 0 {
@@ -1035,7 +1193,9 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 				return nil, false
 			}
 			v, ok = s.prim(primString)
-			r.Reference = &dpb.Reference_Uri{Uri: &dpb.String{Value: v}}
+			blk.uri.Value = v
+			blk.ref.Uri = &blk.uri
+			r.Reference = &blk.ref
 		case "type":
 			if r.Type != nil {
 				return nil, false

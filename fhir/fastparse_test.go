@@ -84,6 +84,19 @@ func corpusResources(t testing.TB) map[string][]byte {
 // edgeCases are hand-made resources around the fast path's limits: each
 // either declines or must equal google/fhir's result.
 var edgeCases = []string{
+	// The resource type guessed from the first "resourceType" bytes:
+	// after other members (encoding/json's sorted keys), a string value
+	// "resourceType" before the member, a nested member naming another
+	// type first, the member repeated, members of another type before it.
+	`{"code":{"text":"x"},"id":"o1","resourceType":"Observation","status":"final"}`,
+	`{"code":{"text":"resourceType"},"resourceType":"Observation","status":"final"}`,
+	`{"contained":[{"resourceType":"Patient","id":"p"}],"resourceType":"Observation","status":"final","code":{"text":"x"}}`,
+	`{"resourceType":"Patient","resourceType":"Observation","status":"final","code":{"text":"x"}}`,
+	`{"gender":"male","resourceType":"Observation","status":"final","code":{"text":"x"}}`,
+	`{"status":"final","code":{"text":"x"},"resourceType":"Patient"}`,
+	`{"status":"final","code":{"text":"x"},"resourceType":"Observation","resourceType":"Observation"}`,
+	`{"status":"final","code":{"text":"x"},"resourceType" : "Observation" }`,
+	`{"status":"final","code":{"text":"x"}}`,
 	// Accepted shapes.
 	`{"resourceType":"Patient","id":"p1","gender":"female","birthDate":"1980"}`,
 	`{"resourceType":"Patient","id":"p1","gender":"female","birthDate":"1980-02"}`,

@@ -507,13 +507,14 @@ func codings(cc *dpb.CodeableConcept) ([]coding, string) {
 // hasCode reports whether cc holds a coding with one of the codes (any
 // system when system is empty).
 func hasCode(cc *dpb.CodeableConcept, system string, codes ...string) bool {
-	cs, _ := codings(cc)
-	for _, c := range cs {
-		if system != "" && c.System != system {
+	// As codings reads them (trimmed), without building the slice.
+	for _, c := range cc.GetCoding() {
+		if system != "" && strings.TrimSpace(c.GetSystem().GetValue()) != system {
 			continue
 		}
+		code := strings.TrimSpace(c.GetCode().GetValue())
 		for _, want := range codes {
-			if c.Code == want {
+			if code == want {
 				return true
 			}
 		}
@@ -527,6 +528,74 @@ func referenceString(ref *dpb.Reference) string {
 	if ref == nil {
 		return ""
 	}
+	if s, ok := commonReferenceString(ref); ok {
+		return s
+	}
+	return slowReferenceString(ref)
+}
+
+// commonReferenceString is referenceString without a clone or
+// protoreflect for a uri, a fragment and the typed references of
+// commonReferenceSetters; ok is false for any other form
+// (TestReferenceStringMatchesDenormalize).
+func commonReferenceString(ref *dpb.Reference) (string, bool) {
+	var typ string
+	var id *dpb.ReferenceId
+	switch r := ref.Reference.(type) {
+	case *dpb.Reference_Uri:
+		if r.Uri == nil {
+			return "", false
+		}
+		return strings.TrimSpace(r.Uri.GetValue()), true
+	case *dpb.Reference_Fragment:
+		if r.Fragment == nil {
+			return "", false
+		}
+		return strings.TrimSpace("#" + r.Fragment.GetValue()), true
+	case *dpb.Reference_PatientId:
+		typ, id = "Patient", r.PatientId
+	case *dpb.Reference_ObservationId:
+		typ, id = "Observation", r.ObservationId
+	case *dpb.Reference_OrganizationId:
+		typ, id = "Organization", r.OrganizationId
+	case *dpb.Reference_PractitionerId:
+		typ, id = "Practitioner", r.PractitionerId
+	case *dpb.Reference_SpecimenId:
+		typ, id = "Specimen", r.SpecimenId
+	case *dpb.Reference_EncounterId:
+		typ, id = "Encounter", r.EncounterId
+	case *dpb.Reference_MedicationId:
+		typ, id = "Medication", r.MedicationId
+	case *dpb.Reference_MedicationRequestId:
+		typ, id = "MedicationRequest", r.MedicationRequestId
+	case *dpb.Reference_ConditionId:
+		typ, id = "Condition", r.ConditionId
+	case *dpb.Reference_DiagnosticReportId:
+		typ, id = "DiagnosticReport", r.DiagnosticReportId
+	case *dpb.Reference_MolecularSequenceId:
+		typ, id = "MolecularSequence", r.MolecularSequenceId
+	case *dpb.Reference_ServiceRequestId:
+		typ, id = "ServiceRequest", r.ServiceRequestId
+	case *dpb.Reference_DeviceId:
+		typ, id = "Device", r.DeviceId
+	case *dpb.Reference_GroupId:
+		typ, id = "Group", r.GroupId
+	default:
+		return "", false
+	}
+	if id == nil {
+		return "", false
+	}
+	s := typ + "/" + id.GetValue()
+	if h := id.GetHistory().GetValue(); h != "" {
+		s += "/_history/" + h
+	}
+	return strings.TrimSpace(s), true
+}
+
+// slowReferenceString is referenceString through
+// jsonformat.DenormalizeReference.
+func slowReferenceString(ref *dpb.Reference) string {
 	c := proto.Clone(ref).(*dpb.Reference)
 	if err := jsonformat.DenormalizeReference(c); err != nil {
 		return ""
