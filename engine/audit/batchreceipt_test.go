@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -406,15 +405,7 @@ func TestSignCommitted(t *testing.T) {
 // group, per entry (ns/entry): one signature shared by the group, the
 // tree and each entry's path and base64 form.
 func BenchmarkReceiptSignBatch(b *testing.B) {
-	skey, _, err := tlog.GenerateKey(rand.Reader, "example.org/log")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := tlog.NewSigner(skey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rs := audit.NewReceiptSigner(s)
+	rs := audit.NewReceiptSigner(receiptKey(b, "example.org/log"))
 	log := storedEntries(16)
 	for _, n := range []int{2, 4, 8, 16} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -467,14 +458,7 @@ func FuzzParseEntryProof(f *testing.F) {
 // for one of its entries (a receipt cannot be altered into another that
 // opens), and nothing panics.
 func FuzzOpenReceipt(f *testing.F) {
-	skey, _, err := tlog.GenerateKey(rand.Reader, "example.org/log")
-	if err != nil {
-		f.Fatal(err)
-	}
-	s, err := tlog.NewSigner(skey)
-	if err != nil {
-		f.Fatal(err)
-	}
+	s := receiptKey(f, "example.org/log")
 	rs := audit.NewReceiptSigner(s)
 	log := storedEntries(5)
 	signed := map[audit.Receipt]bool{}

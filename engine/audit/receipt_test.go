@@ -14,7 +14,7 @@ import (
 	"github.com/pgxsafety/pgxsafety/engine/audit/tlog"
 )
 
-func receiptKey(t *testing.T, name string) *tlog.Signer {
+func receiptKey(t testing.TB, name string) *tlog.Signer {
 	t.Helper()
 	skey, _, err := tlog.GenerateKey(rand.Reader, name)
 	if err != nil {
@@ -200,15 +200,7 @@ func TestCheckReceipt(t *testing.T) {
 // BenchmarkReceiptSign is the cost a receipt adds to an audited answer:
 // one Ed25519 signature of the note and its base64 form.
 func BenchmarkReceiptSign(b *testing.B) {
-	skey, _, err := tlog.GenerateKey(rand.Reader, "example.org/log")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := tlog.NewSigner(skey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rs := audit.NewReceiptSigner(s)
+	rs := audit.NewReceiptSigner(receiptKey(b, "example.org/log"))
 	e := storedEntries(1)[0]
 	b.ReportAllocs()
 	for b.Loop() {

@@ -206,14 +206,7 @@ func TestAnswersCarryTheirReceipt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load knowledge: %v", err)
 	}
-	skey, _, err := tlog.GenerateKey(rand.Reader, "test.example/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := tlog.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := logKey(t)
 	log := &memLog{chain: true}
 	svc := service.New(b.Evaluator, b.Classifier, log, fixedClock, service.WithReceipts(audit.NewReceiptSigner(key)))
 	for _, o := range ops(t, svc, log) {
@@ -386,14 +379,7 @@ func TestGroupCommittedAnswersShareOneSignature(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load knowledge: %v", err)
 	}
-	skey, _, err := tlog.GenerateKey(rand.Reader, "test.example/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := tlog.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := logKey(t)
 	const n = 5
 	log := &groupLog{memLog: memLog{chain: true}, size: n}
 	svc := service.New(b.Evaluator, b.Classifier, log, fixedClock, service.WithReceipts(audit.NewReceiptSigner(key)))
@@ -437,4 +423,18 @@ func TestGroupCommittedAnswersShareOneSignature(t *testing.T) {
 	if len(notes) != 1 {
 		t.Errorf("the %d answers of one commit carry %d signed notes, want 1", n, len(notes))
 	}
+}
+
+// logKey is a new log key for the origin test.example/log.
+func logKey(t *testing.T) *tlog.Signer {
+	t.Helper()
+	skey, _, err := tlog.GenerateKey(rand.Reader, "test.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := tlog.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
