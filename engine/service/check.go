@@ -46,23 +46,7 @@ type Encoded[W any] struct {
 // adapter sends the same bytes (Result.JSON) instead of encoding the
 // answer again. The audit entry is the one Check writes, byte for byte.
 func CheckEncoded[W any](ctx context.Context, s *Service, call Call, req engine.Request, wire func(engine.Result) W) (Audited[Encoded[W]], error) {
-	var zero Audited[Encoded[W]]
-	res, err := s.kb.Evaluate(req)
-	if err != nil {
-		return zero, err
-	}
-	w := wire(res)
-	// &w: a wire form whose AppendJSON has a pointer receiver encodes
-	// itself; encoding/json encodes a pointer as what it points to.
-	sent, recorded, err := encodeAnswer(&w)
-	if err != nil {
-		return zero, fmt.Errorf("encode answer: %w", err)
-	}
-	id, err := s.append(ctx, call, newCheckRecord(req, recorded))
-	if err != nil {
-		return zero, err
-	}
-	return audited(Encoded[W]{Value: w, JSON: sent}, id), nil
+	return CheckEncodedAppend(ctx, s, call, req, wire, nil)
 }
 
 // CheckEncodedAppend is CheckEncoded for an adapter that owns the buffer
@@ -78,6 +62,8 @@ func CheckEncodedAppend[W any](ctx context.Context, s *Service, call Call, req e
 		return zero, err
 	}
 	w := wire(res)
+	// &w: a wire form whose AppendJSON has a pointer receiver encodes
+	// itself; encoding/json encodes a pointer as what it points to.
 	out, recorded, err := encodeAnswerAppend(dst, &w)
 	if err != nil {
 		return zero, fmt.Errorf("encode answer: %w", err)
