@@ -1,6 +1,7 @@
 package httpx_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
@@ -244,6 +246,28 @@ func TestRequestID(t *testing.T) {
 		if tc.generate && (got == tc.in || !strings.HasPrefix(got, "req_") || len(got) != 36) {
 			t.Errorf("%q: got %q, want a generated req_ id", tc.in, got)
 		}
+	}
+}
+
+// TestNewRequestIDSortsByTime: generated ids lead with their millisecond
+// time (so the audit log's request_id index grows at its right edge) and
+// differ within one millisecond.
+func TestNewRequestIDSortsByTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 19, 30, 0, 0, time.UTC)
+	a, b := httpx.NewRequestID(t0), httpx.NewRequestID(t0)
+	later := httpx.NewRequestID(t0.Add(time.Millisecond))
+	if a == b {
+		t.Errorf("two ids in one millisecond are equal: %q", a)
+	}
+	if !(a < later && b < later) {
+		t.Errorf("ids %q, %q do not sort before the next millisecond's %q", a, b, later)
+	}
+	want := fmt.Sprintf("req_%012x", t0.UnixMilli())
+	if !strings.HasPrefix(a, want) || len(a) != 36 {
+		t.Errorf("id %q: want %s followed by 20 hex digits", a, want)
+	}
+	if _, err := hex.DecodeString(a[4:]); err != nil {
+		t.Errorf("id %q is not hex: %v", a, err)
 	}
 }
 
