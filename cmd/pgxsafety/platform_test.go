@@ -637,12 +637,12 @@ func TestMigrateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "applied 0001_audit\napplied 0002_retention\napplied 0003_transparency\napplied 0004_cds_feedback\naudit store schema at version 4 (latest 4)\n"
+	want := "applied 0001_audit\napplied 0002_retention\napplied 0003_transparency\napplied 0004_cds_feedback\napplied 0005_lean_log\naudit store schema at version 5 (latest 5)\n"
 	if out != want {
 		t.Errorf("first migrate:\n%s\nwant\n%s", out, want)
 	}
 	out, _, err = runArgs(t, "migrate", "--data-dir", dir)
-	if err != nil || out != "audit store schema at version 4 (latest 4)\n" {
+	if err != nil || out != "audit store schema at version 5 (latest 5)\n" {
 		t.Errorf("second migrate: %v\n%s", err, out)
 	}
 	// With automatic migration off, serve refuses a database that is not

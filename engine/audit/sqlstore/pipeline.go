@@ -106,7 +106,7 @@ func (s *Store) appendPgx(ctx context.Context, c *pgx.Conn, batch []*pending) ([
 			return nil, err
 		}
 		out[i] = e
-		args = append(args, insertArgs(e)...)
+		args = append(args, insertArgs(e, p.rows)...)
 	}
 	b = &pgx.Batch{}
 	q, ok := s.pgInserts[len(batch)]

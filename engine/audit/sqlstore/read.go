@@ -12,22 +12,23 @@ import (
 
 // row is one audit_log row.
 type row struct {
-	Seq              int64  `db:"seq"`
-	ID               string `db:"id"`
-	Time             string `db:"time"`
-	PrincipalSubject string `db:"principal_subject"`
-	PrincipalIssuer  string `db:"principal_issuer"`
-	PrincipalName    string `db:"principal_name"`
-	PrincipalEmail   string `db:"principal_email"`
-	Endpoint         string `db:"endpoint"`
-	RequestID        string `db:"request_id"`
-	KnowledgeVersion string `db:"knowledge_version"`
-	RequestDigest    string `db:"request_digest"`
-	ResponseDigest   string `db:"response_digest"`
-	Request          []byte `db:"request"`
-	Response         []byte `db:"response"`
-	PrevHash         string `db:"prev_hash"`
-	EntryHash        string `db:"entry_hash"`
+	Seq              int64          `db:"seq"`
+	ID               string         `db:"id"`
+	Time             string         `db:"time"`
+	PrincipalSubject string         `db:"principal_subject"`
+	PrincipalIssuer  string         `db:"principal_issuer"`
+	PrincipalName    string         `db:"principal_name"`
+	PrincipalEmail   string         `db:"principal_email"`
+	Endpoint         string         `db:"endpoint"`
+	RequestID        string         `db:"request_id"`
+	KnowledgeVersion string         `db:"knowledge_version"`
+	RequestDigest    string         `db:"request_digest"`
+	ResponseDigest   string         `db:"response_digest"`
+	Request          []byte         `db:"request"`
+	Response         []byte         `db:"response"`
+	PrevHash         string         `db:"prev_hash"`
+	EntryHash        string         `db:"entry_hash"`
+	PayloadCodec     sql.NullString `db:"payload_codec"`
 }
 
 // columns are the columns of row.
@@ -37,6 +38,14 @@ func (r row) entry() (audit.Entry, error) {
 	t, err := time.Parse(audit.TimeFormat, r.Time)
 	if err != nil {
 		return audit.Entry{}, fmt.Errorf("audit store: entry %d: bad time %q: %w", r.Seq, r.Time, err)
+	}
+	req, err := decodePayload(r.PayloadCodec, r.Request, r.Seq, "request")
+	if err != nil {
+		return audit.Entry{}, err
+	}
+	resp, err := decodePayload(r.PayloadCodec, r.Response, r.Seq, "response")
+	if err != nil {
+		return audit.Entry{}, err
 	}
 	return audit.Entry{
 		ID:       r.ID,
@@ -53,8 +62,8 @@ func (r row) entry() (audit.Entry, error) {
 		KnowledgeVersion: r.KnowledgeVersion,
 		RequestDigest:    r.RequestDigest,
 		ResponseDigest:   r.ResponseDigest,
-		Request:          nilIfEmpty(r.Request),
-		Response:         nilIfEmpty(r.Response),
+		Request:          nilIfEmpty(req),
+		Response:         nilIfEmpty(resp),
 		PrevHash:         r.PrevHash,
 		EntryHash:        r.EntryHash,
 	}, nil

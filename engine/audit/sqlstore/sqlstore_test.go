@@ -487,6 +487,11 @@ func TestNoMigrateRefusesOldSchema(t *testing.T) {
 	s.Close()
 }
 
+// foundationColumns are audit_log's columns in migration 0001.
+const foundationColumns = `seq, id, time, principal_subject, principal_issuer, principal_name, principal_email,
+    endpoint, request_id, knowledge_version, request_digest, response_digest, request, response,
+    prev_hash, entry_hash`
+
 // TestUpgradeFromFoundationSchema opens a database that only has migration
 // 0001 (as written by the first release) with entries in the old time
 // layout, and checks that they still verify and purge after 0002.
@@ -520,7 +525,7 @@ func TestUpgradeFromFoundationSchema(t *testing.T) {
 		e.PrevHash = prev
 		e.EntryHash = audit.Hash(prev, e)
 		prev = e.EntryHash
-		if _, err := raw.Exec(`INSERT INTO audit_log (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := raw.Exec(`INSERT INTO audit_log (`+foundationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			e.Sequence, e.ID, e.Time.Format(audit.TimeFormat), e.Principal.Subject, e.Principal.Issuer, e.Principal.Name,
 			e.Principal.Email, e.Endpoint, e.RequestID, e.KnowledgeVersion, e.RequestDigest, e.ResponseDigest,
 			e.Request, e.Response, e.PrevHash, e.EntryHash); err != nil {
@@ -542,6 +547,16 @@ func TestUpgradeFromFoundationSchema(t *testing.T) {
 	}
 	if err := audit.Verify(ctx, s); err != nil {
 		t.Fatalf("Verify after upgrade: %v", err)
+	}
+	// 0005 rebuilt audit_log: its guards must hold on the new table.
+	for _, stmt := range []string{
+		`UPDATE audit_log SET endpoint = 'x' WHERE seq = 3`,
+		`DELETE FROM audit_log WHERE seq = 3`,
+		`INSERT OR REPLACE INTO audit_log (` + foundationColumns + `, committed_at) SELECT ` + foundationColumns + `, committed_at FROM audit_log WHERE seq = 3`,
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s after upgrade: %v, want refused as append-only", stmt, err)
+		}
 	}
 	res, err := s.Purge(ctx, time.Now().AddDate(-1, 0, -1))
 	if err != nil || res.Removed != 2 {

@@ -22,6 +22,7 @@ type pending struct {
 	fb    *feedbackWrite    // set for a feedback post: e is built in the transaction
 	slot  *audit.GroupSlot  // from Append's context: told the entry's commit group
 	body  []byte            // audit.CanonicalBody of e, written by the caller (nil for feedback)
+	rows  storedPayloads    // e's payloads as the row keeps them, written by the caller
 	reply chan appendResult // buffered (1): the writer never blocks on it
 }
 
@@ -47,11 +48,12 @@ func (s *Store) Append(ctx context.Context, e audit.Entry) (audit.Entry, error) 
 	if e.Time.IsZero() {
 		return audit.Entry{}, errors.New("audit store: entry has no time")
 	}
-	// The payloads as stored, and the part of the canonical form they make
-	// (their base64), are written here in the caller's goroutine: the
-	// writer's transaction is the one serial step of every answer.
+	// The payloads as stored, compressed for the row, and the part of the
+	// canonical form they make (their base64), are written here in the
+	// caller's goroutine: the writer's transaction is the one serial step
+	// of every answer.
 	e = s.payloadsAsStored(e)
-	return s.enqueue(ctx, &pending{e: e, body: audit.CanonicalBody(e), slot: audit.GroupSlotFrom(ctx), reply: make(chan appendResult, 1)})
+	return s.enqueue(ctx, &pending{e: e, body: audit.CanonicalBody(e), rows: encodePayloads(e), slot: audit.GroupSlotFrom(ctx), reply: make(chan appendResult, 1)})
 }
 
 // enqueue hands p to the writer and waits for its answer.
@@ -240,16 +242,17 @@ func (s *Store) beginWrite(ctx context.Context) (*sqlx.Tx, error) {
 // insertArgs.
 const insertColumns = `seq, id, time, principal_subject, principal_issuer, principal_name, principal_email,
     endpoint, request_id, knowledge_version, request_digest, response_digest, request, response,
-    prev_hash, entry_hash`
+    prev_hash, entry_hash, payload_codec`
 
-const insertArity = 16
+const insertArity = 17
 
-func insertArgs(e audit.Entry) []any {
+// insertArgs are the values of e's row; p holds its payloads as stored.
+func insertArgs(e audit.Entry, p storedPayloads) []any {
 	return []any{
 		e.Sequence, e.ID, formatStoredTime(e.Time),
 		e.Principal.Subject, e.Principal.Issuer, e.Principal.Name, e.Principal.Email,
 		e.Endpoint, e.RequestID, e.KnowledgeVersion, e.RequestDigest, e.ResponseDigest,
-		e.Request, e.Response, e.PrevHash, e.EntryHash,
+		p.request, p.response, e.PrevHash, e.EntryHash, p.codec,
 	}
 }
 
@@ -275,7 +278,7 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 	out := make([]audit.Entry, len(batch))
 	args := make([]any, 0, len(batch)*insertArity)
 	for i, p := range batch {
-		e, body := p.e, p.body
+		e, body, rows := p.e, p.body, p.rows
 		if p.fb != nil {
 			if e, err = s.insertFeedback(ctx, tx, p.fb); err != nil {
 				return nil, err
@@ -285,8 +288,11 @@ func (s *Store) appendTx(ctx context.Context, batch []*pending) (_ []audit.Entry
 		if e, err = s.chain(&h, e, body); err != nil {
 			return nil, err
 		}
+		if p.fb != nil {
+			rows = encodePayloads(e)
+		}
 		out[i] = e
-		args = append(args, insertArgs(e)...)
+		args = append(args, insertArgs(e, rows)...)
 	}
 	stmt, err := s.insertStmt(ctx, len(batch))
 	if err != nil {

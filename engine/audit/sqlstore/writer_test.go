@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
+	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/audittest"
@@ -195,48 +197,64 @@ func TestSQLiteWriterReplacesItsConnection(t *testing.T) {
 	}
 }
 
-// TestPostgresPayloadsCompressedWithLZ4 checks migration 0005: on a server
-// built with lz4, a stored answer large enough to be compressed is
-// compressed with lz4 (pglz was most of the server's CPU per entry) and
-// reads back unchanged.
-func TestPostgresPayloadsCompressedWithLZ4(t *testing.T) {
-	owner := pgSchema(t, postgresURL(t))
-	s, err := OpenWith(context.Background(), owner, "", testOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db, err := sql.Open("pgx", owner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var lz4 bool
-	if err := db.QueryRow(`SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'`).Scan(&lz4); err != nil {
-		t.Fatal(err)
-	}
-	if !lz4 {
-		t.Skip("this PostgreSQL server is built without lz4: the payloads keep pglz")
-	}
-	ctx := context.Background()
-	e := entry(0)
-	e.Response = []byte(strings.Repeat(`{"drug":"clopidogrel","phenotype":"Poor Metabolizer"},`, 120))
-	stored, err := s.Append(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var method sql.NullString
-	if err := db.QueryRow(`SELECT pg_column_compression(response) FROM audit_log WHERE seq = $1`, stored.Sequence).Scan(&method); err != nil {
-		t.Fatal(err)
-	}
-	if method.String != "lz4" {
-		t.Errorf("response compression = %q, want lz4", method.String)
-	}
-	var got []byte
-	if err := db.QueryRow(`SELECT response FROM audit_log WHERE seq = $1`, stored.Sequence).Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(e.Response) {
-		t.Error("the stored response does not read back unchanged")
+// TestPayloadsStoredCompressed checks migrations 0005 (SQLite) and 0006
+// (PostgreSQL): a stored answer is kept as an S2 block, marked by
+// payload_codec, smaller than given, and every read returns it as given.
+func TestPayloadsStoredCompressed(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			var s *Store
+			var db *sql.DB
+			var err error
+			if backend == "sqlite" {
+				dir := t.TempDir()
+				if s, err = OpenWith(ctx, "", dir, testOptions); err != nil {
+					t.Fatal(err)
+				}
+				db, err = sql.Open("sqlite", filepath.Join(dir, DBFileName))
+			} else {
+				owner := pgSchema(t, postgresURL(t))
+				if s, err = OpenWith(ctx, owner, "", testOptions); err != nil {
+					t.Fatal(err)
+				}
+				db, err = sql.Open("pgx", owner)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			defer db.Close()
+			e := entry(0)
+			for i := 0; len(e.Response) < 6000; i++ {
+				e.Response = fmt.Appendf(e.Response, `{"drug":"clopidogrel","n":%d,"phenotype":"Poor Metabolizer"},`, i)
+			}
+			stored, err := s.Append(ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codec sql.NullString
+			var req, resp []byte
+			q := `SELECT payload_codec, request, response FROM audit_log WHERE seq = ` + fmt.Sprint(stored.Sequence)
+			if err := db.QueryRow(q).Scan(&codec, &req, &resp); err != nil {
+				t.Fatal(err)
+			}
+			if codec.String != codecS2 || len(resp) >= len(e.Response)/2 {
+				t.Errorf("stored payload_codec %q, response %d bytes of %d given: want s2, under half", codec.String, len(resp), len(e.Response))
+			}
+			if got, err := s2.Decode(nil, resp); err != nil || string(got) != string(e.Response) {
+				t.Errorf("the stored response is not the answer as one S2 block: %v", err)
+			}
+			if got, err := s.Entry(ctx, stored.ID); err != nil || string(got.Response) != string(e.Response) || string(got.Request) != string(e.Request) {
+				t.Errorf("Entry does not read the payloads back as given: %v", err)
+			}
+			all := readAll(t, s, 1)
+			if len(all) != 1 || string(all[0].Response) != string(e.Response) || all[0].EntryHash != stored.EntryHash {
+				t.Errorf("Entries does not read the payloads back as given")
+			}
+			if err := audit.Verify(ctx, s); err != nil {
+				t.Errorf("Verify: %v", err)
+			}
+		})
 	}
 }
