@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 
@@ -38,12 +40,29 @@ func encodePayloads(e audit.Entry) storedPayloads {
 	return storedPayloads{codec: codecS2, request: encodeS2(e.Request), response: encodeS2(e.Response)}
 }
 
+// encodeS2 returns b as one S2 block in a slice of its own size (the
+// encoder needs s2.MaxEncodedLen, about 1.2 times b, to write it; the
+// block, about half of b for an answer, waits in the queue).
 func encodeS2(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return s2.Encode(nil, b)
+	scratch := s2Scratch.Get().(*[]byte)
+	if n := s2.MaxEncodedLen(len(b)); cap(*scratch) < n {
+		*scratch = make([]byte, n)
+	}
+	out := bytes.Clone(s2.Encode((*scratch)[:cap(*scratch)], b))
+	if cap(*scratch) <= maxPooledScratch {
+		s2Scratch.Put(scratch)
+	}
+	return out
 }
+
+// maxPooledScratch bounds the encoder scratch kept for reuse: a rare
+// large payload's buffer is left to the collector.
+const maxPooledScratch = 256 << 10
+
+var s2Scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // decodePayload returns a stored payload as given: b itself for a row
 // without a codec, else b decompressed. which names the column in errors.
