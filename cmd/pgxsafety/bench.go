@@ -40,6 +40,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"go.uber.org/zap"
 
+	"github.com/pgxsafety/pgxsafety/engine/audit"
 	"github.com/pgxsafety/pgxsafety/engine/audit/sqlstore"
 	"github.com/pgxsafety/pgxsafety/engine/evaluate"
 	"github.com/pgxsafety/pgxsafety/pgxapi/httpx"
@@ -64,6 +65,9 @@ type benchSettings struct {
 	databaseURL string
 	scenarios   map[string]bool
 	cpuProfile  string
+	// prefill is the number of entries appended to each server's audit
+	// log before the scenarios run (--audit-prefill).
+	prefill int
 }
 
 // benchScenarioNames are the scenarios in the order they run.
@@ -74,7 +78,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchSettings, error) {
 	if err != nil {
 		return benchSettings{}, err
 	}
-	fs := newFlagSet("bench", stderr, "bench [--conns 1,8,32,128] [--duration 2s] [--csv-rows 100000] [--vcf FILE] [--database-url postgres://...]")
+	fs := newFlagSet("bench", stderr, "bench [--conns 1,8,32,128] [--duration 2s] [--csv-rows 100000] [--vcf FILE] [--database-url postgres://...] [--audit-prefill N]")
 	conns := fs.String("conns", "1,8,32,128", "comma-separated numbers of concurrent connections")
 	duration := fs.Duration("duration", 2*time.Second, "length of each closed-loop and each fixed-rate run")
 	rateShare := fs.Float64("rate-share", 0.8, "fixed-rate runs send at this share of the closed-loop rate measured at the same connections")
@@ -83,11 +87,12 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchSettings, error) {
 	dbURL := fs.String("database-url", env.DatabaseURL, "PostgreSQL URL for the check-postgres scenario (default PGXSAFETY_DATABASE_URL; skipped unless postgres://)")
 	only := fs.String("scenarios", strings.Join(benchScenarioNames, ","), "comma-separated scenarios to run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	prefill := fs.Int("audit-prefill", 0, "append this many entries (without payloads) to each server's audit log before the scenarios, so that they write to a log of that size (on PostgreSQL they stay in --database-url)")
 	if err := parseFlags(fs, args); err != nil {
 		return benchSettings{}, err
 	}
 	s := benchSettings{duration: *duration, rateShare: *rateShare, csvRows: *csvRows, vcfFile: *vcfFile,
-		databaseURL: *dbURL, cpuProfile: *cpuProfile, scenarios: map[string]bool{}}
+		databaseURL: *dbURL, cpuProfile: *cpuProfile, scenarios: map[string]bool{}, prefill: *prefill}
 	for _, f := range strings.Split(*conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
@@ -102,8 +107,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchSettings, error) {
 		}
 		s.scenarios[f] = true
 	}
-	if s.duration <= 0 || s.rateShare <= 0 || s.rateShare > 1 || s.csvRows <= 0 {
-		return s, usageError("bench: --duration, --csv-rows must be positive and --rate-share in (0,1]")
+	if s.duration <= 0 || s.rateShare <= 0 || s.rateShare > 1 || s.csvRows <= 0 || s.prefill < 0 {
+		return s, usageError("bench: --duration, --csv-rows must be positive, --audit-prefill not negative and --rate-share in (0,1]")
 	}
 	if !strings.HasPrefix(s.databaseURL, "postgres://") && !strings.HasPrefix(s.databaseURL, "postgresql://") {
 		s.databaseURL = ""
@@ -286,6 +291,56 @@ func startBenchServer(ctx context.Context, root, name, databaseURL string) (*ben
 		return nil, err
 	}
 	return b, nil
+}
+
+// prefill appends n entries to the server's audit log through its store
+// (the writer, in commit groups), as a busy service's history: check
+// entries with request ids of the form the server writes and random
+// digests, without payloads (an append never reads an old entry's payload
+// pages again; it does write the indexes, whose size is what a long
+// history changes).
+// It returns the number of entries the store acknowledged.
+func (b *benchServer) prefill(ctx context.Context, n int) (int64, error) {
+	const workers = 64
+	var next, added atomic.Int64
+	errs := make(chan error, workers)
+	t0 := time.Now().Add(-time.Duration(n) * time.Millisecond)
+	for range workers {
+		go func() {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					errs <- nil
+					return
+				}
+				digest := make([]byte, 64)
+				_, _ = rand.Read(digest)
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				e := audit.Entry{
+					Time:             at,
+					Principal:        audit.Principal{Subject: "bench-prefill"},
+					Endpoint:         "POST /pgx/check",
+					RequestID:        httpx.NewRequestID(at),
+					KnowledgeVersion: "bench-prefill",
+					RequestDigest:    "sha256:" + hex.EncodeToString(digest[:32]),
+					ResponseDigest:   "sha256:" + hex.EncodeToString(digest[32:]),
+				}
+				if _, err := b.s.store.Append(ctx, e); err != nil {
+					errs <- err
+					return
+				}
+				added.Add(1)
+			}
+		}()
+	}
+	var first error
+	for range workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			next.Store(int64(n)) // the others stop at their next entry
+		}
+	}
+	return added.Load(), first
 }
 
 // cdsToken mints the CDS client's JWT for a call to path (a new jti each
@@ -645,6 +700,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("bench: start the server (PostgreSQL): %w", err)
 		}
 		defer pg.close()
+	}
+	for _, b := range []*benchServer{sq, pg} {
+		if b == nil || st.prefill == 0 {
+			continue
+		}
+		start := time.Now()
+		added, err := b.prefill(ctx, st.prefill)
+		if err != nil {
+			return fmt.Errorf("bench: --audit-prefill: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: %s audit log prefilled with %d entries in %s\n", b.s.store.Backend(), added, time.Since(start).Round(time.Millisecond))
 	}
 
 	// The bare handler writes an answer as large as the real one.

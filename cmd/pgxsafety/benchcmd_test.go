@@ -16,9 +16,12 @@ func TestBenchCommand(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"bench", "--conns", "1,2", "--duration", "50ms", "--csv-rows", "50",
-		"--scenarios", "bare,check-sqlite,cds,vcf,csv"}, &out, &errOut)
+		"--scenarios", "bare,check-sqlite,cds,vcf,csv", "--audit-prefill", "300"}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "sqlite audit log prefilled with 300 entries") {
+		t.Errorf("no prefill reported:\n%s", errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) < 2 || !strings.Contains(lines[0], "×bare req/s") {
