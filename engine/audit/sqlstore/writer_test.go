@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,6 +255,13 @@ func TestPayloadsStoredCompressed(t *testing.T) {
 			}
 			if err := audit.Verify(ctx, s); err != nil {
 				t.Errorf("Verify: %v", err)
+			}
+			// Only the codecs a reader knows may be written.
+			_, err = db.Exec(`INSERT INTO audit_log (seq, id, time, principal_subject, endpoint, request_id,
+knowledge_version, request_digest, response_digest, prev_hash, entry_hash, committed_at, payload_codec)
+VALUES (99, 'aud_x', 't', 's', 'e', 'r', 'k', 'd', 'd', 'p', 'h', 'c', 'zstd')`)
+			if err == nil || !strings.Contains(err.Error(), "payload_codec") {
+				t.Errorf("a row with payload_codec zstd: %v, want refused by its CHECK", err)
 			}
 		})
 	}

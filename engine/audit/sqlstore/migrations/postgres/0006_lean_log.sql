@@ -14,5 +14,9 @@
 --     every entry. seq and id stay unique; a row whose hash does not follow
 --     from its content and predecessor fails "pgxsafety audit verify".
 ALTER TABLE audit_log DROP CONSTRAINT IF EXISTS audit_log_entry_hash_key;
-ALTER TABLE audit_log ADD COLUMN payload_codec TEXT
-    CONSTRAINT audit_log_payload_codec CHECK (payload_codec IS NULL OR payload_codec = 's2');
+-- The column is added without a constraint and the CHECK as NOT VALID:
+-- every existing row holds NULL, and validating them would scan the whole
+-- table under an exclusive lock. New rows are checked.
+ALTER TABLE audit_log ADD COLUMN payload_codec TEXT;
+ALTER TABLE audit_log ADD CONSTRAINT audit_log_payload_codec
+    CHECK (payload_codec IS NULL OR payload_codec = 's2') NOT VALID;
