@@ -291,7 +291,11 @@ func cutRunes(s string, max int) string {
 
 // esc escapes text for GitHub-flavoured Markdown inline use.
 func esc(s string) string {
+	if !needsEsc(s) {
+		return s
+	}
 	var b strings.Builder
+	b.Grow(len(s) + 8)
 	for _, r := range s {
 		switch r {
 		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#':
@@ -302,6 +306,18 @@ func esc(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// needsEsc reports whether esc would change s: a Markdown character, a
+// line break, or a byte that is not valid UTF-8 (esc writes U+FFFD for it).
+func needsEsc(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#', '\n', '\r':
+			return true
+		}
+	}
+	return !utf8.ValidString(s)
 }
 
 func capitalise(s string) string {
@@ -763,9 +779,13 @@ func list(d *strings.Builder, title string, items []string) {
 	if len(items) == 0 {
 		return
 	}
-	fmt.Fprintf(d, "**%s:**\n", esc(title))
+	d.WriteString("**")
+	d.WriteString(esc(title))
+	d.WriteString(":**\n")
 	for _, it := range items {
-		fmt.Fprintf(d, "- %s\n", esc(it))
+		d.WriteString("- ")
+		d.WriteString(esc(it))
+		d.WriteString("\n")
 	}
 	d.WriteString("\n")
 }

@@ -278,3 +278,32 @@ func TestConfirmedSummaryFit(t *testing.T) {
 		})
 	}
 }
+
+// escReference is esc before its fast path: every string through the rune
+// loop.
+func escReference(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#':
+			b.WriteByte('\\')
+		case '\n', '\r':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// FuzzEsc: esc, which returns a string it would not change as it is, gives
+// exactly the rune loop's answer (invalid UTF-8 included).
+func FuzzEsc(f *testing.F) {
+	for _, s := range []string{"", "Poor Metabolizer", "*2/*2", "CYP2C19_x", "a\nb", "é ü —", "\xff", "ok\xe2\x82", "[link](x)", "#1 | 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := esc(s), escReference(s); got != want {
+			t.Fatalf("esc(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
