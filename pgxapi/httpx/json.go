@@ -45,6 +45,18 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 		}
 		return &Error{Kind: KindMalformed, Detail: "the request body could not be read"}
 	}
+	// An extensible body whose target takes members as raw JSON (a CDS
+	// hook call and its prefetch) is decoded in one pass when it is
+	// well-formed; every other body, and every error, by decodeRead.
+	if !strict && decodeSpans(raw, dst) {
+		return nil
+	}
+	return decodeRead(raw, dst, maxBytes, strict)
+}
+
+// decodeRead decodes a body already read: the duplicate-key and case
+// checks, then encoding/json.
+func decodeRead(raw []byte, dst any, maxBytes int64, strict bool) error {
 	// A key given twice would make the audited request ambiguous (the last
 	// one wins in encoding/json): refuse it. The same pass notes whether a
 	// key differs from a field of dst only in case.
