@@ -179,8 +179,9 @@ func intakeSeeds(t testing.TB) [][]byte {
 }
 
 // intakeOutcome runs one intake and describes its result for comparison.
-func intakeOutcome(decode func(http.ResponseWriter, *http.Request, any, int64) error, body []byte, ct string, limit int64, dst any) error {
+func intakeOutcome(decode func(http.ResponseWriter, *http.Request, any, int64) error, body []byte, ct string, contentLength, limit int64, dst any) error {
 	r := httptest.NewRequest(http.MethodPost, "/cds-services/x", bytes.NewReader(body))
+	r.ContentLength = contentLength
 	if ct != "" {
 		r.Header.Set("Content-Type", ct)
 	}
@@ -201,7 +202,8 @@ func sameIntakeError(a, b error) bool {
 		reflect.DeepEqual(ea.Header, eb.Header) && fmt.Sprint(ea.Err) == fmt.Sprint(eb.Err)
 }
 
-// FuzzIntakeMatchesReference: for any body, content type and limit,
+// FuzzIntakeMatchesReference: for any body, content type, declared length
+// and limit,
 // DecodeJSONExtensible gives exactly the reference's error, or no error
 // and the same decoded value, on the hook and feedback shapes and on one
 // the span plan must not take.
@@ -214,6 +216,10 @@ func FuzzIntakeMatchesReference(f *testing.F) {
 	f.Add([]byte(`{"context":{}}`), uint8(1))
 	f.Add([]byte(`{"context":{}}`), uint8(2))
 	f.Add([]byte(`{"context":{}}`), uint8(3))
+	f.Add([]byte(`{"context":{"a":[1,2,3]}}`), uint8(1<<3))
+	f.Add([]byte(`{"context":{"a":[1,2,3]}}`), uint8(2<<3))
+	f.Add([]byte(`{"context":{"a":[1,2,3]}}`), uint8(3<<3))
+	f.Add([]byte(`{"context":{"a":[1,2,3]}}`), uint8(3<<3|1))
 	reference := func(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
 		return decodeJSONReference(w, r, dst, maxBytes, false)
 	}
@@ -231,10 +237,20 @@ func FuzzIntakeMatchesReference(f *testing.F) {
 		case 3:
 			ct = ""
 		}
+		// The declared length: true, unknown (chunked), short or long.
+		cl := int64(len(body))
+		switch sel >> 3 & 3 {
+		case 1:
+			cl = -1
+		case 2:
+			cl /= 3
+		case 3:
+			cl = 2*cl + 1
+		}
 		for _, shape := range intakeShapes {
 			got, want := shape(), shape()
-			gerr := intakeOutcome(DecodeJSONExtensible, body, ct, limit, got)
-			werr := intakeOutcome(reference, body, ct, limit, want)
+			gerr := intakeOutcome(DecodeJSONExtensible, body, ct, cl, limit, got)
+			werr := intakeOutcome(reference, body, ct, cl, limit, want)
 			if !sameIntakeError(gerr, werr) {
 				t.Fatalf("%T %q: error %v, reference %v", got, body, gerr, werr)
 			}

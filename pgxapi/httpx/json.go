@@ -37,7 +37,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 	if r.Body == nil || r.Body == http.NoBody {
 		return emptyBody()
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	raw, err := readBody(http.MaxBytesReader(w, r.Body, maxBytes), r.ContentLength, maxBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -52,6 +52,34 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 		return nil
 	}
 	return decodeRead(raw, dst, maxBytes, strict)
+}
+
+// readBody is io.ReadAll into one buffer of the size the request
+// declares (at most maxBytes), when it declares one: io.ReadAll reads
+// into chunks of growing size and copies them into a final slice, about
+// three times the body in allocations for a 54 KB CDS hook call. The
+// bytes and errors are io.ReadAll's; a body longer than declared still
+// reads to its end.
+func readBody(rd io.Reader, contentLength, maxBytes int64) ([]byte, error) {
+	if contentLength <= 0 {
+		return io.ReadAll(rd)
+	}
+	// One byte more than declared, so that the read which meets the end
+	// has room.
+	b := make([]byte, 0, min(contentLength, maxBytes)+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 // decodeRead decodes a body already read: the duplicate-key and case
