@@ -95,15 +95,14 @@ type (
 	}
 	oddShape struct {
 		oddEmbedded
-		X    json.RawMessage            `json:"x"` // hides oddEmbedded.X
-		D    json.RawMessage            // untagged "D" and a tag "D": neither is decoded
-		D2   map[string]json.RawMessage `json:"D"`
-		Raw  json.RawMessage            // untagged: "Raw"
-		hide json.RawMessage            //nolint:unused // unexported: never decoded
-		N    int                        `json:"n"`
-		S    []string                   `json:"s"`
-		M    map[string]json.RawMessage `json:"m,omitempty"`
-		P    *oddShape                  `json:"p"`
+		X   json.RawMessage            `json:"x"` // hides oddEmbedded.X
+		D   json.RawMessage            // untagged "D" and a tag "D": neither is decoded
+		D2  map[string]json.RawMessage `json:"D"`
+		Raw json.RawMessage            // untagged: "Raw"
+		N   int                        `json:"n"`
+		S   []string                   `json:"s"`
+		M   map[string]json.RawMessage `json:"m,omitempty"`
+		P   *oddShape                  `json:"p"`
 	}
 	// selfShape decodes itself: the plan must leave it alone.
 	selfShape struct {
