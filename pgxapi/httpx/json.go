@@ -25,7 +25,11 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 
 // DecodeJSONExtensible is DecodeJSON for bodies whose specification lets
 // clients add members (CDS Hooks extensions): unknown fields are ignored.
-// Every other rule holds, the duplicate-key guard included.
+// Every other rule holds, the duplicate-key guard included. The
+// json.RawMessage values it gives (struct fields of that type, and the
+// values of map[string]json.RawMessage fields) may share the body's
+// memory: they are capped at their own length, so an append copies, but
+// they must not be changed in place.
 func DecodeJSONExtensible(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) error {
 	return decodeJSON(w, r, dst, maxBytes, false)
 }
