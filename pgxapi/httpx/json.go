@@ -58,19 +58,23 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64,
 	return decodeRead(raw, dst, maxBytes, strict)
 }
 
+// maxPresized bounds the buffer readBody makes before the body arrives.
+const maxPresized = 1 << 20
+
 // readBody is io.ReadAll into one buffer of the size the request
-// declares (at most maxBytes), when it declares one: io.ReadAll reads
-// into chunks of growing size and copies them into a final slice, about
-// three times the body in allocations for a 54 KB CDS hook call. The
-// bytes and errors are io.ReadAll's; a body longer than declared still
-// reads to its end.
+// declares (at most maxBytes, and at most maxPresized before any byte
+// arrived), when it declares one: io.ReadAll reads into chunks of growing
+// size and copies them into a final slice, about three times the body in
+// allocations for a 54 KB CDS hook call. The bytes and errors are
+// io.ReadAll's; a body longer than declared still reads to its end.
 func readBody(rd io.Reader, contentLength, maxBytes int64) ([]byte, error) {
 	if contentLength <= 0 {
 		return io.ReadAll(rd)
 	}
 	// One byte more than declared, so that the read which meets the end
-	// has room.
-	b := make([]byte, 0, min(contentLength, maxBytes)+1)
+	// has room. A larger declared body grows as it arrives: a client that
+	// declares megabytes and sends nothing costs at most maxPresized.
+	b := make([]byte, 0, min(contentLength, maxBytes, maxPresized)+1)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
