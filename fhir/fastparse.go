@@ -472,6 +472,28 @@ type scanner struct {
 	// must name; typeConfirmed is set once it did.
 	wantType      string
 	typeConfirmed bool
+	// The values read most are allocated a few at a time (see slab).
+	concepts   slab[conceptAlloc]
+	codings    slab[codingAlloc]
+	references slab[referenceAlloc]
+}
+
+// slab hands out zero values of T from blocks of 2, 4, 8, then 16: the
+// values of one resource live as long as each other, and one allocation
+// of a block costs less than one per value.
+type slab[T any] struct {
+	free []T
+	n    int
+}
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.n = min(max(2, 2*s.n), 16)
+		s.free = make([]T, s.n)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
 }
 
 func (s *scanner) ws() {
@@ -1068,7 +1090,7 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &conceptAlloc{}
+	blk := s.concepts.next()
 	cc := &blk.cc
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1126,7 +1148,7 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &codingAlloc{}
+	blk := s.codings.next()
 	c := &blk.c
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1177,12 +1199,13 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	}
 }
 
-// referenceAlloc holds a Reference and its reference string in one
-// allocation.
+// referenceAlloc holds a Reference, its reference string and the
+// ReferenceId normalizeReference makes of it in one allocation.
 type referenceAlloc struct {
 	r   dpb.Reference
 	uri dpb.String
 	ref dpb.Reference_Uri
+	id  dpb.ReferenceId
 }
 
 // reference reads a Reference (reference, type, display) and normalises
@@ -1191,7 +1214,7 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &referenceAlloc{}
+	blk := s.references.next()
 	r := &blk.r
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1229,7 +1252,7 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 			return nil, false
 		}
 	}
-	if !normalizeReference(r) {
+	if !normalizeReferenceTo(r, &blk.id) {
 		return nil, false
 	}
 	return r, true
@@ -1243,6 +1266,12 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 // reflection; the rest goes to jsonformat.NormalizeReference
 // (TestNormalizeReferenceMatchesGoogleFHIR, FuzzNormalizeReference).
 func normalizeReference(r *dpb.Reference) bool {
+	return normalizeReferenceTo(r, nil)
+}
+
+// normalizeReferenceTo is normalizeReference; the ReferenceId it makes,
+// if any, is *refID when refID is not nil (an empty ReferenceId).
+func normalizeReferenceTo(r *dpb.Reference, refID *dpb.ReferenceId) bool {
 	uri := r.GetUri().GetValue()
 	if uri == "" {
 		return slowNormalizeReference(r)
@@ -1270,7 +1299,10 @@ func normalizeReference(r *dpb.Reference) bool {
 	if !ok {
 		return slowNormalizeReference(r)
 	}
-	refID := &dpb.ReferenceId{Value: id}
+	if refID == nil {
+		refID = &dpb.ReferenceId{}
+	}
+	refID.Value = id
 	if s2 >= 0 {
 		if !validID(history) {
 			return false
