@@ -2,7 +2,6 @@ package fhir
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -116,6 +115,9 @@ type fastField struct {
 	// (typedNew); newEnum makes an enum code (typedEnums).
 	newMsg  func() proto.Message
 	newEnum func(protoreflect.EnumNumber) proto.Message
+	// enumNames maps the names of the enum's values other than 0 to
+	// their numbers (primEnumCode; see fastField.enumCode).
+	enumNames map[string]protoreflect.EnumNumber
 }
 
 // typedKind names the datatypes read without protoreflect.
@@ -149,26 +151,21 @@ type fastMsg struct {
 type fastResource struct {
 	msg *fastMsg
 	fd  protoreflect.FieldDescriptor
-	// newMsg makes the resource's message without reflect, or is nil.
-	newMsg func() proto.Message
+	// newMsg makes the resource's message without reflect, or is nil;
+	// contain, when not nil, sets it in a ContainedResource without
+	// reflect.
+	newMsg  func() proto.Message
+	contain func(*rpb.ContainedResource, proto.Message)
 }
 
 // fastResources maps a resource type to its view, typed setters used.
 var fastResources map[string]fastResource
 
 var (
-	// Regexes of google/fhir v0.7.4 (jsonpbhelper).
-	dateRE            = regexp.MustCompile(`^-?[0-9]{4}(-(0[1-9]|1[0-2])(-(0[0-9]|[1-2][0-9]|3[0-1]))?)?$`)
-	dateTimeRE        = regexp.MustCompile(`^-?[0-9]{4}(-(0[1-9]|1[0-2])(-(0[0-9]|[1-2][0-9]|3[0-1])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00)))?)?)?$`)
-	instantRE         = regexp.MustCompile(`^-?[0-9]{4}-(0[1-9]|1[0-2])-(0[0-9]|[1-2][0-9]|3[0-1])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$`)
-	subMilliRE        = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}[0-9]+`)
-	subSecondRE       = regexp.MustCompile(`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]+`)
-	decimalRE         *regexp.Regexp
 	maxFastStringSize = 1024 * 1024
 )
 
 func init() {
-	decimalRE = valueRegex(&dpb.Decimal{})
 	fastResources = buildFastResources(true)
 }
 
@@ -184,7 +181,11 @@ func buildFastResources(typed bool) map[string]fastResource {
 		f := oneof.Fields().Get(i)
 		name := string(f.Message().Name())
 		if _, ok := fastElements[name]; ok {
-			out[name] = fastResource{buildFastMsg(f.Message(), name, msgs, typed), f, typedNew[f.Message().FullName()]}
+			r := fastResource{msg: buildFastMsg(f.Message(), name, msgs, typed), fd: f, newMsg: typedNew[f.Message().FullName()]}
+			if typed {
+				r.contain = typedContain[f.Message().FullName()]
+			}
+			out[name] = r
 		}
 	}
 	return out
@@ -247,6 +248,9 @@ func buildFastMsg(md protoreflect.MessageDescriptor, name string, done map[proto
 				panic("fhir: fast path: unsupported primitive " + string(target.FullName()))
 			}
 			f.value = target.Fields().ByName("value")
+			if f.prim == primEnumCode {
+				f.enumNames = enumNames(f.value.Enum())
+			}
 		default:
 			sub := string(target.Name())
 			if p, ok := target.Parent().(protoreflect.MessageDescriptor); ok {
@@ -410,9 +414,15 @@ func (p *Parser) fastParseAs(res fastResource, rt string, raw []byte, src string
 	if s.i != len(s.b) || !s.typeConfirmed {
 		return nil, h, false, s.typeConfirmed
 	}
-	cr.ProtoReflect().Set(res.fd, protoreflect.ValueOfMessage(m))
 	h = rawHead{ResourceType: rt}
-	if idf := res.msg.fields["id"]; idf != nil && m.Has(idf.fd) {
+	if res.contain != nil {
+		res.contain(cr, msg)
+	} else {
+		cr.ProtoReflect().Set(res.fd, protoreflect.ValueOfMessage(m))
+	}
+	if r, ok := msg.(interface{ GetId() *dpb.Id }); ok {
+		h.ID = r.GetId().GetValue()
+	} else if idf := res.msg.fields["id"]; idf != nil && m.Has(idf.fd) {
 		h.ID = m.Get(idf.fd).Message().Get(idf.value).String()
 	}
 	return cr, h, true, true
@@ -462,6 +472,28 @@ type scanner struct {
 	// must name; typeConfirmed is set once it did.
 	wantType      string
 	typeConfirmed bool
+	// The values read most are allocated a few at a time (see slab).
+	concepts   slab[conceptAlloc]
+	codings    slab[codingAlloc]
+	references slab[referenceAlloc]
+}
+
+// slab hands out zero values of T from blocks of 2, 4, 8, then 16: the
+// values of one resource live as long as each other, and one allocation
+// of a block costs less than one per value.
+type slab[T any] struct {
+	free []T
+	n    int
+}
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.n = min(max(2, 2*s.n), 16)
+		s.free = make([]T, s.n)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
 }
 
 func (s *scanner) ws() {
@@ -623,6 +655,9 @@ func (s *scanner) number() (string, bool) {
 		if digits() == 0 {
 			return "", false
 		}
+	}
+	if s.src != "" {
+		return s.src[start:s.i], true
 	}
 	return string(s.b[start:s.i]), true
 }
@@ -847,9 +882,12 @@ func (s *scanner) value(f *fastField) (proto.Message, bool) {
 		b, ok := s.boolean()
 		return &dpb.Boolean{Value: b}, ok
 	case primDecimal:
-		// parseDecimal: the literal as written, checked by the regex.
+		// parseDecimal: the literal as written, checked by the decimal
+		// regex, ^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$, which
+		// is the JSON number grammar number reads
+		// (FuzzNumberMatchesDecimalRegex).
 		lit, ok := s.number()
-		if !ok || !decimalRE.MatchString(lit) {
+		if !ok {
 			return nil, false
 		}
 		return &dpb.Decimal{Value: lit}, true
@@ -869,7 +907,7 @@ func (s *scanner) value(f *fastField) (proto.Message, bool) {
 			d, ok := parseFastInstant(str)
 			return d, ok
 		}
-		n, ok := enumCode(f.value.Enum(), str)
+		n, ok := f.enumCode(str)
 		if !ok {
 			return nil, false
 		}
@@ -1052,7 +1090,7 @@ func (s *scanner) codeableConcept() (*dpb.CodeableConcept, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &conceptAlloc{}
+	blk := s.concepts.next()
 	cc := &blk.cc
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1110,7 +1148,7 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &codingAlloc{}
+	blk := s.codings.next()
 	c := &blk.c
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1161,12 +1199,13 @@ func (s *scanner) coding() (*dpb.Coding, bool) {
 	}
 }
 
-// referenceAlloc holds a Reference and its reference string in one
-// allocation.
+// referenceAlloc holds a Reference, its reference string and the
+// ReferenceId normalizeReference makes of it in one allocation.
 type referenceAlloc struct {
 	r   dpb.Reference
 	uri dpb.String
 	ref dpb.Reference_Uri
+	id  dpb.ReferenceId
 }
 
 // reference reads a Reference (reference, type, display) and normalises
@@ -1175,7 +1214,7 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 	if !s.eat('{') {
 		return nil, false
 	}
-	blk := &referenceAlloc{}
+	blk := s.references.next()
 	r := &blk.r
 	for n := 0; ; {
 		key, st := s.nextKey(&n)
@@ -1213,7 +1252,7 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 			return nil, false
 		}
 	}
-	if !normalizeReference(r) {
+	if !normalizeReferenceTo(r, &blk.id) {
 		return nil, false
 	}
 	return r, true
@@ -1227,6 +1266,12 @@ func (s *scanner) reference() (*dpb.Reference, bool) {
 // reflection; the rest goes to jsonformat.NormalizeReference
 // (TestNormalizeReferenceMatchesGoogleFHIR, FuzzNormalizeReference).
 func normalizeReference(r *dpb.Reference) bool {
+	return normalizeReferenceTo(r, nil)
+}
+
+// normalizeReferenceTo is normalizeReference; the ReferenceId it makes,
+// if any, is *refID when refID is not nil (an empty ReferenceId).
+func normalizeReferenceTo(r *dpb.Reference, refID *dpb.ReferenceId) bool {
 	uri := r.GetUri().GetValue()
 	if uri == "" {
 		return slowNormalizeReference(r)
@@ -1254,7 +1299,10 @@ func normalizeReference(r *dpb.Reference) bool {
 	if !ok {
 		return slowNormalizeReference(r)
 	}
-	refID := &dpb.ReferenceId{Value: id}
+	if refID == nil {
+		refID = &dpb.ReferenceId{}
+	}
+	refID.Value = id
 	if s2 >= 0 {
 		if !validID(history) {
 			return false
@@ -1346,6 +1394,48 @@ var (
 	}()
 )
 
+// enumNames maps the names of ed's values other than 0 to their numbers.
+func enumNames(ed protoreflect.EnumDescriptor) map[string]protoreflect.EnumNumber {
+	out := map[string]protoreflect.EnumNumber{}
+	vs := ed.Values()
+	for i := 0; i < vs.Len(); i++ {
+		if v := vs.Get(i); v.Number() != 0 {
+			out[string(v.Name())] = v.Number()
+		}
+	}
+	return out
+}
+
+// enumCode is enumCode of f's enum without allocating for an ASCII code
+// that names a value: upper case with '-' as '_' (strings.ToUpper of an
+// ASCII string changes a-z only), looked up in f.enumNames. Anything else
+// (another rune, which ToUpper may map into ASCII, or a code that is only
+// an original code) goes to enumCode (FuzzEnumCodeMatchesReference).
+func (f *fastField) enumCode(val string) (protoreflect.EnumNumber, bool) {
+	var buf [48]byte
+	if len(val) <= len(buf) {
+		ascii := true
+		for i := 0; i < len(val); i++ {
+			c := val[i]
+			switch {
+			case c >= utf8.RuneSelf:
+				ascii = false
+			case 'a' <= c && c <= 'z':
+				c -= 'a' - 'A'
+			case c == '-':
+				c = '_'
+			}
+			buf[i] = c
+		}
+		if ascii {
+			if n, ok := f.enumNames[string(buf[:len(val)])]; ok {
+				return n, true
+			}
+		}
+	}
+	return enumCode(f.value.Enum(), val)
+}
+
 // enumCode maps a code to its enum value as jsonpbhelper.UnmarshalCode
 // does.
 func enumCode(ed protoreflect.EnumDescriptor, val string) (protoreflect.EnumNumber, bool) {
@@ -1361,119 +1451,4 @@ func enumCode(ed protoreflect.EnumDescriptor, val string) (protoreflect.EnumNumb
 		}
 	}
 	return 0, false
-}
-
-// Layouts of google/fhir v0.7.4 (jsonpbhelper).
-const (
-	layoutYear       = "2006"
-	layoutMonth      = "2006-01"
-	layoutDay        = "2006-01-02"
-	layoutSeconds    = "2006-01-02T15:04:05-07:00"
-	layoutSecondsUTC = "2006-01-02T15:04:05Z"
-)
-
-// timestampUsec is jsonpbhelper.GetTimestampUsec.
-func timestampUsec(t time.Time) int64 {
-	s := t.Unix()
-	if s < math.MaxInt64/int64(time.Second) && s > math.MinInt64/int64(time.Second) {
-		return t.Unix()*1e6 + int64(t.Nanosecond()/1000)
-	}
-	return s * int64(time.Second/time.Microsecond)
-}
-
-// extractTimezone is jsonpbhelper.ExtractTimezone.
-func extractTimezone(t time.Time) string {
-	_, offset := t.Zone()
-	sign := "+"
-	if offset < 0 {
-		sign = "-"
-		offset = -offset
-	}
-	return fmt.Sprintf("%s%02d:%02d", sign, offset/3600, offset%3600/60)
-}
-
-// dateLayout returns the one date layout (day, month or year) that can
-// parse s, by length, and its Date precision.
-func dateLayout(s string) (string, dpb.Date_Precision) {
-	switch len(s) {
-	case len(layoutDay):
-		return layoutDay, dpb.Date_DAY
-	case len(layoutMonth):
-		return layoutMonth, dpb.Date_MONTH
-	}
-	return layoutYear, dpb.Date_YEAR
-}
-
-// dateTimePrecision maps a Date precision to the DateTime one.
-var dateTimePrecision = map[dpb.Date_Precision]dpb.DateTime_Precision{
-	dpb.Date_DAY: dpb.DateTime_DAY, dpb.Date_MONTH: dpb.DateTime_MONTH, dpb.Date_YEAR: dpb.DateTime_YEAR,
-}
-
-// parseFastDate is google/fhir's parseDateFromStr.
-func parseFastDate(s string, l *time.Location) (*dpb.Date, bool) {
-	if !dateRE.MatchString(s) {
-		return nil, false
-	}
-	// google/fhir tries day, month then year; these layouts only parse a
-	// string of their own length, so the length picks the one that can.
-	layout, prec := dateLayout(s)
-	if t, err := time.ParseInLocation(layout, s, l); err == nil {
-		return &dpb.Date{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: prec}, true
-	}
-	return nil, false
-}
-
-// secondsPrecision is the precision google/fhir gives a date-time with
-// seconds: the number of fraction digits decides.
-func secondsPrecision(s string) (micro, milli bool) {
-	if subMilliRE.MatchString(s) {
-		return true, false
-	}
-	return false, subSecondRE.MatchString(s)
-}
-
-// parseFastDateTime is google/fhir's parseDateTimeFromStr.
-func parseFastDateTime(s string, l *time.Location) (*dpb.DateTime, bool) {
-	if !dateTimeRE.MatchString(s) {
-		return nil, false
-	}
-	prec := dpb.DateTime_SECOND
-	if micro, milli := secondsPrecision(s); micro {
-		prec = dpb.DateTime_MICROSECOND
-	} else if milli {
-		prec = dpb.DateTime_MILLISECOND
-	}
-	// The seconds layouts need a 'T'; the date layouts cannot parse one.
-	if strings.IndexByte(s, 'T') >= 0 {
-		if t, err := time.Parse(layoutSeconds, s); err == nil {
-			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
-		} else if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
-			return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
-		}
-		return nil, false
-	}
-	layout, dprec := dateLayout(s)
-	if t, err := time.ParseInLocation(layout, s, l); err == nil {
-		return &dpb.DateTime{ValueUs: timestampUsec(t), Timezone: l.String(), Precision: dateTimePrecision[dprec]}, true
-	}
-	return nil, false
-}
-
-// parseFastInstant is google/fhir's parseInstant.
-func parseFastInstant(s string) (*dpb.Instant, bool) {
-	if !instantRE.MatchString(s) {
-		return nil, false
-	}
-	prec := dpb.Instant_SECOND
-	if micro, milli := secondsPrecision(s); micro {
-		prec = dpb.Instant_MICROSECOND
-	} else if milli {
-		prec = dpb.Instant_MILLISECOND
-	}
-	if t, err := time.Parse(layoutSecondsUTC, s); err == nil {
-		return &dpb.Instant{ValueUs: timestampUsec(t), Timezone: "Z", Precision: prec}, true
-	} else if t, err := time.Parse(layoutSeconds, s); err == nil {
-		return &dpb.Instant{ValueUs: timestampUsec(t), Timezone: extractTimezone(t), Precision: prec}, true
-	}
-	return nil, false
 }

@@ -6,6 +6,7 @@ import (
 
 	cpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/codes_go_proto"
 	dpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/datatypes_go_proto"
+	rpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/bundle_and_contained_resource_go_proto"
 	condpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/condition_go_proto"
 	medpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/medication_go_proto"
 	mrpb "github.com/google/fhir/go/proto/google/fhir/proto/r4/core/resources/medication_request_go_proto"
@@ -199,5 +200,28 @@ var typedEnums = map[protoreflect.FullName]func(protoreflect.EnumNumber) proto.M
 	},
 	"google.fhir.r4.core.Narrative.StatusCode": func(n protoreflect.EnumNumber) proto.Message {
 		return &dpb.Narrative_StatusCode{Value: cpb.NarrativeStatusCode_Value(n)}
+	},
+}
+
+// typedContain puts a resource of the types the fast path reads into its
+// ContainedResource field, without protoreflect.
+var typedContain = map[protoreflect.FullName]func(*rpb.ContainedResource, proto.Message){
+	"google.fhir.r4.core.Observation": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_Observation{Observation: m.(*opb.Observation)}
+	},
+	"google.fhir.r4.core.MedicationRequest": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_MedicationRequest{MedicationRequest: m.(*mrpb.MedicationRequest)}
+	},
+	"google.fhir.r4.core.Medication": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_Medication{Medication: m.(*medpb.Medication)}
+	},
+	"google.fhir.r4.core.Patient": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_Patient{Patient: m.(*ppb.Patient)}
+	},
+	"google.fhir.r4.core.Condition": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_Condition{Condition: m.(*condpb.Condition)}
+	},
+	"google.fhir.r4.core.Specimen": func(cr *rpb.ContainedResource, m proto.Message) {
+		cr.OneofResource = &rpb.ContainedResource_Specimen{Specimen: m.(*spb.Specimen)}
 	},
 }
