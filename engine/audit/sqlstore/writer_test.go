@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -255,6 +256,30 @@ func TestPayloadsStoredCompressed(t *testing.T) {
 			}
 			if err := audit.Verify(ctx, s); err != nil {
 				t.Errorf("Verify: %v", err)
+			}
+			if backend == "postgres" {
+				// 0006: the row of a real check answer (2.4 KB
+				// compressed) stays in the table, no TOAST row.
+				answer, err := os.ReadFile(filepath.Join("testdata", "check_answer.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				real := entry(1)
+				real.Response = answer
+				if _, err := s.Append(ctx, real); err != nil {
+					t.Fatal(err)
+				}
+				var toast string
+				if err := db.QueryRow(`SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'audit_log'::regclass`).Scan(&toast); err != nil {
+					t.Fatal(err)
+				}
+				var toasted int
+				if err := db.QueryRow(`SELECT count(*) FROM ` + toast).Scan(&toasted); err != nil {
+					t.Fatal(err)
+				}
+				if toasted != 0 {
+					t.Errorf("%d TOAST chunks for rows of compressed answers; want none (toast_tuple_target 4080)", toasted)
+				}
 			}
 			// Only the codecs a reader knows may be written.
 			_, err = db.Exec(`INSERT INTO audit_log (seq, id, time, principal_subject, endpoint, request_id,
