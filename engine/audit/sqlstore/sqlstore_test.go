@@ -567,6 +567,94 @@ func TestUpgradeFromFoundationSchema(t *testing.T) {
 	}
 }
 
+// TestPostgresUpgradeKeepsEntries opens a PostgreSQL schema at migration
+// 0005 holding entries with payloads stored as given, lets Open apply
+// 0006_lean_log, and checks that the old entries still read back and
+// verify beside a new, compressed one.
+func TestPostgresUpgradeKeepsEntries(t *testing.T) {
+	ctx := context.Background()
+	owner := pgSchema(t, postgresURL(t))
+	raw, err := sql.Open("pgx", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ms, err := loadMigrations(postgresDialect.migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(createSchemaMigrations); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version > 5 {
+			break
+		}
+		if _, err := raw.Exec(m.sql); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES ($1, $2, '2026-11-01T00:00:00Z')`, m.version, m.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prev := audit.GenesisHash
+	var old []audit.Entry
+	for i := range 2 {
+		e := entry(i)
+		e.ID = "aud_0000000000000000000000000" + string(rune('0'+i))
+		e.Sequence = int64(i + 1)
+		e.Time = time.Now().UTC().Add(time.Duration(i-10) * time.Second)
+		e.Response = []byte(strings.Repeat(`{"phenotype":"Poor Metabolizer"},`, 50+i))
+		e.PrevHash = prev
+		e.EntryHash = audit.Hash(prev, e)
+		prev = e.EntryHash
+		if _, err := raw.Exec(`INSERT INTO audit_log (`+foundationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			e.Sequence, e.ID, formatStoredTime(e.Time), e.Principal.Subject, e.Principal.Issuer, e.Principal.Name,
+			e.Principal.Email, e.Endpoint, e.RequestID, e.KnowledgeVersion, e.RequestDigest, e.ResponseDigest,
+			e.Request, e.Response, e.PrevHash, e.EntryHash); err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, e)
+	}
+	s, err := OpenWith(ctx, owner, "", testOptions)
+	if err != nil {
+		t.Fatalf("open the 0005 schema: %v", err)
+	}
+	defer s.Close()
+	recent := entry(5)
+	recent.Time = time.Now().UTC()
+	recent.Response = []byte(strings.Repeat(`{"phenotype":"Normal Metabolizer"},`, 60))
+	e, err := s.Append(ctx, recent)
+	if err != nil || e.Sequence != 3 || e.PrevHash != prev {
+		t.Fatalf("append after upgrade: %+v, %v", e, err)
+	}
+	if err := audit.Verify(ctx, s); err != nil {
+		t.Fatalf("Verify after upgrade: %v", err)
+	}
+	got := readAll(t, s, 1)
+	if len(got) != 3 || string(got[0].Response) != string(old[0].Response) || string(got[1].Response) != string(old[1].Response) ||
+		string(got[2].Response) != string(recent.Response) {
+		t.Fatalf("entries after upgrade do not read back as written (%d entries)", len(got))
+	}
+	var codecs []sql.NullString
+	rows, err := raw.Query(`SELECT payload_codec FROM audit_log ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c sql.NullString
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		codecs = append(codecs, c)
+	}
+	want := []sql.NullString{{}, {}, {String: codecS2, Valid: true}}
+	if diff := cmp.Diff(want, codecs); diff != "" {
+		t.Errorf("payload_codec by seq (-want +got):\n%s", diff)
+	}
+}
+
 func TestOmitPayloads(t *testing.T) {
 	ctx := context.Background()
 	opts := testOptions
