@@ -343,22 +343,14 @@ func scanKeys(b []byte, t reflect.Type) (dupKey string, dup, caseSuspect bool) {
 				return "", false, caseSuspect
 			}
 			// The type this container decodes into, as walkCase follows
-			// it: an object into a struct or a map, an array into a
-			// slice or an array; anything else is not looked into.
+			// it (containerTarget).
 			var typ reflect.Type
 			if len(stack) == 0 {
 				typ = pending
 			} else {
 				typ = stack[len(stack)-1].child
 			}
-			if typ != nil {
-				switch k := typ.Kind(); {
-				case c == '{' && (k == reflect.Struct || k == reflect.Map):
-				case c == '[' && (k == reflect.Slice || k == reflect.Array):
-				default:
-					typ = nil
-				}
-			}
+			typ = containerTarget(c, typ)
 			f := keyFrame{object: c == '{', expectKey: c == '{', keysFrom: len(keys), typ: typ}
 			if typ != nil && c == '[' {
 				f.child = caseTarget(typ.Elem())
@@ -392,6 +384,23 @@ func scanKeys(b []byte, t reflect.Type) (dupKey string, dup, caseSuspect bool) {
 			}
 		}
 	}
+}
+
+// containerTarget returns typ when a container opened by c ('{' or '[')
+// decodes into it as walkCase follows it — an object into a struct or a
+// map, an array into a slice or an array — and nil otherwise (not looked
+// into).
+func containerTarget(c byte, typ reflect.Type) reflect.Type {
+	if typ == nil {
+		return nil
+	}
+	switch k := typ.Kind(); {
+	case c == '{' && (k == reflect.Struct || k == reflect.Map):
+	case c == '[' && (k == reflect.Slice || k == reflect.Array):
+	default:
+		return nil
+	}
+	return typ
 }
 
 // isValueEnd reports whether c ends a number or literal.

@@ -279,14 +279,7 @@ func spanScan(b []byte, t reflect.Type, plan *spanPlan) (members []member, inner
 			} else {
 				typ = stack[len(stack)-1].child
 			}
-			if typ != nil {
-				switch k := typ.Kind(); {
-				case c == '{' && (k == reflect.Struct || k == reflect.Map):
-				case c == '[' && (k == reflect.Slice || k == reflect.Array):
-				default:
-					typ = nil
-				}
-			}
+			typ = containerTarget(c, typ)
 			f := spanFrame{object: c == '{', keysFrom: len(keys), start: i, typ: typ}
 			if typ != nil && c == '[' {
 				f.child = caseTarget(typ.Elem())
